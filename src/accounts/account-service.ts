@@ -1,0 +1,97 @@
+// Accounts: the owner's, created on first start, and further ones the owner creates.
+import type { Kysely } from 'kysely';
+import type { ApiKeyService } from '../auth/api-key-service.js';
+import type { ApiKeyRecord } from '../storage/repositories/api-keys.repository.js';
+import type { Account, AccountsRepository } from '../storage/repositories/accounts.repository.js';
+import type { DatabaseSchema } from '../storage/schema.js';
+import { newId } from '../ids.js';
+
+export interface AccountWithAdminKey {
+  account: Account;
+  keyRecord: ApiKeyRecord;
+  /** The account's first admin key, shown once. */
+  adminKey: string;
+}
+
+export type BootstrapResult =
+  | { created: false }
+  | { created: true; account: Account; keyRecord: ApiKeyRecord; generatedKey: string | null };
+
+export interface AccountServiceOptions {
+  db: Kysely<DatabaseSchema>;
+  accounts: AccountsRepository;
+  apiKeys: ApiKeyService;
+  isUniqueViolation: (error: unknown) => boolean;
+  /** Tier of the owner's bootstrap admin key (the operator's own key should not be throttled). */
+  ownerTier: string;
+  now?: () => number;
+}
+
+export class AccountService {
+  private readonly now: () => number;
+
+  constructor(private readonly options: AccountServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * On an empty database: creates the owner account and its admin key (`presetKey` when given).
+   * Safe when several instances start together: the database lets only one owner exist.
+   */
+  async bootstrap(presetKey: string | null): Promise<BootstrapResult> {
+    if ((await this.options.accounts.findOwner()) !== undefined) return { created: false };
+    try {
+      const result = await this.createWithAdminKey(
+        'Platform owner',
+        'owner',
+        this.options.ownerTier,
+        presetKey ?? undefined,
+      );
+      return {
+        created: true,
+        account: result.account,
+        keyRecord: result.keyRecord,
+        generatedKey: presetKey === null ? result.adminKey : null,
+      };
+    } catch (error) {
+      if (this.options.isUniqueViolation(error)) return { created: false };
+      throw error;
+    }
+  }
+
+  create(name: string, tier?: string): Promise<AccountWithAdminKey> {
+    return this.createWithAdminKey(name, 'member', tier);
+  }
+
+  ownerAccount() {
+    return this.options.accounts.findOwner();
+  }
+
+  list(page: { limit: number; offset: number }) {
+    return this.options.accounts.list(page);
+  }
+
+  private async createWithAdminKey(
+    name: string,
+    kind: Account['kind'],
+    tier: string | undefined,
+    presetKey?: string,
+  ): Promise<AccountWithAdminKey> {
+    const account: Account = {
+      id: newId('acct'),
+      name,
+      kind,
+      createdAt: new Date(this.now()).toISOString(),
+    };
+    const created = this.options.apiKeys.prepare(
+      account.id,
+      { name: `${name} admin key`, scopes: ['admin'], ...(tier === undefined ? {} : { tier }) },
+      presetKey,
+    );
+    await this.options.db.transaction().execute(async (transaction) => {
+      await this.options.accounts.insert(account, transaction);
+      await this.options.apiKeys.store(created, transaction);
+    });
+    return { account, keyRecord: created.record, adminKey: created.key };
+  }
+}

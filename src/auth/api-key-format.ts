@@ -1,0 +1,44 @@
+// API key format: `sk-` + 42 random base62 characters + a 6-character checksum of them.
+import { createHash, randomBytes } from 'node:crypto';
+
+const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const prefix = 'sk-';
+const bodyLength = 42;
+const checksumLength = 6;
+const keyPattern = /^sk-[A-Za-z0-9]{46,}$/;
+
+/** Uniformly random base62 text (rejection sampling keeps every character equally likely). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += alphabet[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+function checksumOf(body: string): string {
+  const digest = createHash('sha256').update(body).digest();
+  let out = '';
+  for (let index = 0; index < checksumLength; index += 1) out += alphabet[digest[index]! % 62];
+  return out;
+}
+
+export function generateApiKey(): string {
+  const body = randomBase62(bodyLength);
+  return `${prefix}${body}${checksumOf(body)}`;
+}
+
+/** True when the key has the right shape and its checksum matches: no database read needed. */
+export function isWellFormedApiKey(key: string): boolean {
+  if (!keyPattern.test(key)) return false;
+  const body = key.slice(prefix.length, key.length - checksumLength);
+  return checksumOf(body) === key.slice(key.length - checksumLength);
+}
+
+/** The short form shown in listings: `sk-…` and the last four characters. */
+export function displayFormOf(key: string): string {
+  return `sk-…${key.slice(-4)}`;
+}

@@ -1,0 +1,129 @@
+// Turns a presented key into a principal, checking in the contract's order: format, existence,
+// revocation, expiry, client address. Validated lookups are cached for at most `keyCacheTtlMs`
+// (≤ 1 s), so a key revoked by another instance is refused within a second.
+import { LRUCache } from 'lru-cache';
+import { AppError } from '../errors/app-error.js';
+import type {
+  AccountKind,
+  ApiKeysRepository,
+  CredentialRecord,
+} from '../storage/repositories/api-keys.repository.js';
+import { isWellFormedApiKey } from './api-key-format.js';
+import { IpAllowList } from './ip-rules.js';
+import type { KeyHasher } from './key-hasher.js';
+import type { Scope } from './scopes.js';
+
+export interface Principal {
+  readonly keyId: string;
+  readonly accountId: string;
+  readonly accountKind: AccountKind;
+  readonly scopes: readonly Scope[];
+  readonly tier: string;
+}
+
+interface CachedCredential {
+  record: CredentialRecord;
+  allowList: IpAllowList;
+  expiresAtMs: number | null;
+}
+
+export interface AuthenticatorOptions {
+  keys: ApiKeysRepository;
+  hasher: KeyHasher;
+  cacheTtlMs: number;
+  lastUsedWriteIntervalMs: number;
+  now?: () => number;
+  onBackgroundError?: (error: unknown) => void;
+}
+
+export class Authenticator {
+  private readonly cache: LRUCache<string, CachedCredential> | null;
+  private readonly lastUsedWrites = new LRUCache<string, number>({ max: 100_000 });
+  private readonly now: () => number;
+
+  constructor(private readonly options: AuthenticatorOptions) {
+    this.now = options.now ?? Date.now;
+    this.cache =
+      options.cacheTtlMs > 0
+        ? new LRUCache<string, CachedCredential>({
+            max: 50_000,
+            ttl: options.cacheTtlMs,
+            ttlAutopurge: false,
+          })
+        : null;
+  }
+
+  async authenticate(presented: string | undefined, clientAddress: string): Promise<Principal> {
+    if (presented === undefined || presented === '') {
+      throw new AppError(
+        'missing_api_key',
+        "No API key was provided. Send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.",
+      );
+    }
+    if (!isWellFormedApiKey(presented)) {
+      throw new AppError('invalid_api_key', 'The API key is malformed or does not exist.');
+    }
+    const keyHash = this.options.hasher.hash(presented);
+    const credential = await this.lookup(keyHash);
+    if (
+      credential === undefined ||
+      !this.options.hasher.matches(presented, credential.record.keyHash)
+    ) {
+      throw new AppError('invalid_api_key', 'The API key is malformed or does not exist.');
+    }
+    const { record } = credential;
+    if (record.revokedAt !== null) {
+      throw new AppError(
+        'revoked_api_key',
+        'This API key has been revoked and can no longer be used.',
+      );
+    }
+    const now = this.now();
+    if (credential.expiresAtMs !== null && now >= credential.expiresAtMs) {
+      throw new AppError('expired_api_key', `This API key expired at ${record.expiresAt ?? ''}.`);
+    }
+    if (!credential.allowList.allows(clientAddress)) {
+      throw new AppError(
+        'ip_not_allowed',
+        `Requests with this API key are not allowed from ${clientAddress}.`,
+      );
+    }
+    this.recordUse(record.id, now);
+    return {
+      keyId: record.id,
+      accountId: record.accountId,
+      accountKind: record.accountKind,
+      scopes: record.scopes,
+      tier: record.tier,
+    };
+  }
+
+  /** Drops a cached key at once (called by the instance that revokes it). */
+  forget(keyHash: string): void {
+    this.cache?.delete(keyHash);
+  }
+
+  private async lookup(keyHash: string): Promise<CachedCredential | undefined> {
+    const cached = this.cache?.get(keyHash);
+    if (cached !== undefined) return cached;
+    const record = await this.options.keys.findCredentialByHash(keyHash);
+    if (record === undefined) return undefined;
+    const credential: CachedCredential = {
+      record,
+      allowList: new IpAllowList(record.allowedIps),
+      expiresAtMs: record.expiresAt === null ? null : Date.parse(record.expiresAt),
+    };
+    this.cache?.set(keyHash, credential);
+    return credential;
+  }
+
+  /** `last_used_at` is written at most once per interval per key, off the request path. */
+  private recordUse(keyId: string, now: number): void {
+    const last = this.lastUsedWrites.get(keyId);
+    if (last !== undefined && now - last < this.options.lastUsedWriteIntervalMs) return;
+    this.lastUsedWrites.set(keyId, now);
+    this.options.keys
+      .touchLastUsed(keyId, new Date(now).toISOString())
+      .catch((error: unknown) => this.options.onBackgroundError?.(error));
+  }
+}

@@ -1,0 +1,31 @@
+// The one catalog of error codes: each code's HTTP status and error type, as api-contract.md fixes them.
+
+export const errorCatalog = {
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  invalid_parameter: { status: 400, type: 'invalid_request_error' },
+  missing_parameter: { status: 400, type: 'invalid_request_error' },
+  unknown_template: { status: 400, type: 'invalid_request_error' },
+  unknown_model: { status: 400, type: 'invalid_request_error' },
+  missing_api_key: { status: 401, type: 'authentication_error' },
+  invalid_api_key: { status: 401, type: 'authentication_error' },
+  revoked_api_key: { status: 401, type: 'authentication_error' },
+  expired_api_key: { status: 401, type: 'authentication_error' },
+  insufficient_permissions: { status: 403, type: 'permission_error' },
+  ip_not_allowed: { status: 403, type: 'permission_error' },
+  not_found: { status: 404, type: 'not_found_error' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  conflict: { status: 409, type: 'conflict_error' },
+  payload_too_large: { status: 413, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  internal_error: { status: 500, type: 'api_error' },
+  upstream_error: { status: 502, type: 'upstream_error' },
+  model_unavailable: { status: 503, type: 'upstream_error' },
+  service_unavailable: { status: 503, type: 'api_error' },
+  upstream_timeout: { status: 504, type: 'upstream_error' },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type ErrorCode = keyof typeof errorCatalog;
+export type ErrorType = (typeof errorCatalog)[ErrorCode]['type'];
+
+export const errorCodes = Object.keys(errorCatalog) as ErrorCode[];

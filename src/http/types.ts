@@ -1,0 +1,36 @@
+// The Fastify instance type used across routes, and what this service adds to Fastify's types.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { Principal } from '../auth/authenticator.js';
+import type { RouteAccess } from '../auth/scopes.js';
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route; required on every route (see auth/scopes.ts). */
+    access?: RouteAccess;
+  }
+  interface FastifyRequest {
+    /** Set by access control on every route that needs a key. */
+    principal: Principal | null;
+  }
+}
+
+/** The authenticated principal of a route that requires a key. */
+export function principalOf(request: { principal: Principal | null }): Principal {
+  if (request.principal === null) throw new Error('route requires a key but has no principal');
+  return request.principal;
+}

@@ -1,0 +1,71 @@
+// Wiring only: loadConfig() → createServices() → bootstrap → buildApp() → listen(), and shutdown.
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config/load-config.js';
+import { createLogger } from './logger.js';
+import { createServices } from './services.js';
+
+function printAdminKey(key: string, port: number, host: string): void {
+  const line = '='.repeat(78);
+  process.stdout.write(
+    `\n${line}\n` +
+      'First start: created the platform owner account and its admin key.\n' +
+      'This key is shown ONCE. Store it now; only its hash is kept.\n\n' +
+      `  ${key}\n\n` +
+      `Try it:  curl -H "Authorization: Bearer ${key}" http://${host}:${port}/v1/features\n` +
+      `${line}\n\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config);
+  const services = await createServices(config, logger);
+  const bootstrap = await services.accounts.bootstrap(config.auth.adminKey);
+  const app = await buildApp(services, logger);
+
+  closeWithGrace({ delay: config.server.shutdownTimeoutMs }, async ({ signal, err }) => {
+    if (err !== undefined) logger.error({ err }, 'shutting down after an unexpected error');
+    else logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    await app.close();
+    await services.close();
+    logger.info('stopped');
+  });
+
+  await app.listen({ host: config.server.host, port: config.server.port });
+  logger.info(
+    {
+      database: services.storage.description,
+      rate_limit_store: services.rateLimiter.storeKind,
+      config_file: config.configFile,
+    },
+    `listening on http://${config.server.host}:${config.server.port}`,
+  );
+  if (bootstrap.created && bootstrap.generatedKey !== null) {
+    printAdminKey(bootstrap.generatedKey, config.server.port, config.server.host);
+  } else if (!bootstrap.created && config.auth.adminKey !== null) {
+    logger.warn(
+      'PLATFORM_ADMIN_KEY is only used on first start with an empty database; it was ignored',
+    );
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `Failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  if (error instanceof Error && error.cause !== undefined) {
+    const cause = error.cause instanceof Error ? error.cause.message : JSON.stringify(error.cause);
+    process.stderr.write(`  cause: ${cause}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+// Opens the configured database, runs the migrations (locked on PostgreSQL), and closes it again.
+import { Migrator, sql } from 'kysely';
+import type { DatabaseConfig } from '../config/config.js';
+import type { DialectAdapter } from './dialects/dialect.js';
+import { createPostgresAdapter } from './dialects/postgres.js';
+import { createSqliteAdapter } from './dialects/sqlite.js';
+import { migrationProvider } from './migrations/index.js';
+
+export interface Storage extends DialectAdapter {
+  /** Answers when the database does; rejects after `timeoutMs` otherwise. */
+  ping(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createDialectAdapter(config: DatabaseConfig): DialectAdapter {
+  return config.kind === 'sqlite'
+    ? createSqliteAdapter(config.path)
+    : createPostgresAdapter(config.url);
+}
+
+/**
+ * Applies pending migrations. Kysely's migrator takes a PostgreSQL advisory lock for the run, so
+ * instances starting together apply each migration exactly once; on SQLite the run is one
+ * transaction, serialised by SQLite's own write lock.
+ */
+export async function migrateToLatest(adapter: DialectAdapter): Promise<string[]> {
+  const migrator = new Migrator({
+    db: adapter.db,
+    provider: migrationProvider(adapter.columnTypes),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    throw new Error('Database migration failed', { cause: error });
+  }
+  return (results ?? [])
+    .filter((result) => result.status === 'Success')
+    .map((r) => r.migrationName);
+}
+
+export async function openStorage(config: DatabaseConfig): Promise<Storage> {
+  const adapter = createDialectAdapter(config);
+  try {
+    await migrateToLatest(adapter);
+  } catch (error) {
+    await adapter.db.destroy().catch(() => undefined);
+    throw error;
+  }
+  let closed = false;
+  return {
+    ...adapter,
+    async ping(timeoutMs = 2000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('database ping timed out')), timeoutMs);
+      });
+      try {
+        await Promise.race([sql`select 1`.execute(adapter.db), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await adapter.db.destroy();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// Accounts: the tenants that own keys and everything the keys create.
+import type { Kysely } from 'kysely';
+import type { DatabaseSchema } from '../schema.js';
+
+export interface Account {
+  id: string;
+  name: string;
+  kind: 'owner' | 'member';
+  createdAt: string;
+}
+
+function toAccount(row: DatabaseSchema['accounts']): Account {
+  return { id: row.id, name: row.name, kind: row.kind, createdAt: row.created_at };
+}
+
+export class AccountsRepository {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  async insert(account: Account, db: Kysely<DatabaseSchema> = this.db): Promise<void> {
+    await db
+      .insertInto('accounts')
+      .values({
+        id: account.id,
+        name: account.name,
+        kind: account.kind,
+        created_at: account.createdAt,
+      })
+      .execute();
+  }
+
+  async findById(id: string): Promise<Account | undefined> {
+    const row = await this.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
+  async findOwner(): Promise<Account | undefined> {
+    const row = await this.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('kind', '=', 'owner')
+      .executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
+  async list(page: {
+    limit: number;
+    offset: number;
+  }): Promise<{ accounts: Account[]; total: number }> {
+    const rows = await this.db
+      .selectFrom('accounts')
+      .selectAll()
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    const { total } = await this.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow();
+    return { accounts: rows.map(toAccount), total: Number(total) };
+  }
+}

@@ -1,0 +1,127 @@
+// API key records. Only the key's hash is stored; the key itself never reaches this module.
+import type { Kysely } from 'kysely';
+import type { Scope } from '../../auth/scopes.js';
+import type { DatabaseSchema } from '../schema.js';
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  keyHash: string;
+  displayKey: string;
+  scopes: Scope[];
+  tier: string;
+  allowedIps: string[];
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export type AccountKind = 'owner' | 'member';
+
+/** A key record with its account's kind, as the authenticator needs it. */
+export interface CredentialRecord extends ApiKeyRecord {
+  accountKind: AccountKind;
+}
+
+function toRecord(row: DatabaseSchema['api_keys']): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    keyHash: row.key_hash,
+    displayKey: row.display_key,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    tier: row.tier,
+    allowedIps: JSON.parse(row.allowed_ips) as string[],
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export class ApiKeysRepository {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  async insert(record: ApiKeyRecord, db: Kysely<DatabaseSchema> = this.db): Promise<void> {
+    await db
+      .insertInto('api_keys')
+      .values({
+        id: record.id,
+        account_id: record.accountId,
+        name: record.name,
+        key_hash: record.keyHash,
+        display_key: record.displayKey,
+        scopes: JSON.stringify(record.scopes),
+        tier: record.tier,
+        allowed_ips: JSON.stringify(record.allowedIps),
+        expires_at: record.expiresAt,
+        last_used_at: record.lastUsedAt,
+        created_at: record.createdAt,
+        revoked_at: record.revokedAt,
+      })
+      .execute();
+  }
+
+  async findCredentialByHash(keyHash: string): Promise<CredentialRecord | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .selectAll('api_keys')
+      .select('accounts.kind as account_kind')
+      .where('api_keys.key_hash', '=', keyHash)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    const { account_kind: accountKind, ...keyRow } = row;
+    return { ...toRecord(keyRow), accountKind };
+  }
+
+  async findInAccount(accountId: string, id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async listInAccount(
+    accountId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ keys: ApiKeyRecord[]; total: number }> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    const { total } = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return { keys: rows.map(toRecord), total: Number(total) };
+  }
+
+  /** Sets `revoked_at` once; a key already revoked keeps its first revocation time. */
+  async revoke(accountId: string, id: string, at: string): Promise<ApiKeyRecord | undefined> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    return this.findInAccount(accountId, id);
+  }
+
+  async touchLastUsed(id: string, at: string): Promise<void> {
+    await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
+}
