@@ -6,11 +6,22 @@ import { AppError } from './errors/app-error.js';
 import { installAccessControl } from './http/access-control.js';
 import { sendError } from './http/error-handler.js';
 import { docsPrefix, registerOpenApi } from './http/openapi.js';
+import { installRequestLog } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { accountRoutes } from './http/routes/accounts.routes.js';
+import { agentRoutes } from './http/routes/agents.routes.js';
 import { apiKeyRoutes } from './http/routes/api-keys.routes.js';
+import { chatRoutes } from './http/routes/chat.routes.js';
+import { completionRoutes } from './http/routes/completions.routes.js';
+import { conversationRoutes } from './http/routes/conversations.routes.js';
+import { embeddingRoutes } from './http/routes/embeddings.routes.js';
+import { feedbackRoutes } from './http/routes/feedback.routes.js';
 import { featureRoutes } from './http/routes/features.routes.js';
 import { healthRoutes } from './http/routes/health.routes.js';
+import { knowledgeRoutes } from './http/routes/knowledge.routes.js';
+import { modelRoutes } from './http/routes/models.routes.js';
+import { pipelineRoutes } from './http/routes/pipelines.routes.js';
+import { templateRoutes } from './http/routes/templates.routes.js';
 import { ErrorBodySchema } from './http/schemas/common.js';
 import type { App } from './http/types.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -36,6 +47,23 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
         : `req_${randomUUID().replaceAll('-', '')}`;
     },
     bodyLimit: config.server.bodyLimitBytes,
+    // Path parameters are ids (~30 characters) and model names (≤ 128); longer ones cannot exist.
+    maxParamLength: 256,
+    // Errors Fastify raises before routing (a malformed URL, an over-long parameter) get the
+    // contract's error body like every other.
+    frameworkErrors: (error, request, reply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      void sendError(
+        request,
+        reply,
+        new AppError(
+          tooLong ? 'not_found' : 'invalid_parameter',
+          tooLong
+            ? `No route ${request.method} ${request.url.split('?')[0] ?? ''}: a path parameter is longer than any id.`
+            : 'The request URL is malformed (invalid percent-encoding).',
+        ),
+      );
+    },
     trustProxy: config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false,
     // Requests already on open connections are finished during shutdown rather than refused with
     // a body outside the contract.
@@ -73,19 +101,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     void reply.header('x-request-id', request.id);
     done();
   });
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-        key_id: request.principal?.keyId,
-      },
-      'request completed',
-    );
-    done();
-  });
+  installRequestLog(app);
 
   installAccessControl(app, {
     authenticator: services.authenticator,
@@ -99,6 +115,16 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   featureRoutes(app, services);
   apiKeyRoutes(app, services);
   accountRoutes(app, services);
+  modelRoutes(app, services);
+  templateRoutes(app, services);
+  chatRoutes(app, services);
+  completionRoutes(app, services);
+  embeddingRoutes(app, services);
+  conversationRoutes(app, services);
+  feedbackRoutes(app, services);
+  knowledgeRoutes(app, services);
+  agentRoutes(app, services);
+  pipelineRoutes(app, services);
 
   await app.ready();
   return app;

@@ -13,8 +13,10 @@ export type IdPrefix =
   | 'exec'
   | 'kb'
   | 'doc'
+  | 'chunk'
   | 'vs'
-  | 'req';
+  | 'req'
+  | 'inst';
 
 /** 22 base62 characters carry 130 bits. */
 export function newId(prefix: IdPrefix): string {

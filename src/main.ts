@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger(config);
+  const logger = createLogger(config.serviceName, config.server.logLevel);
   const services = await createServices(config, logger);
   const bootstrap = await services.accounts.bootstrap(config.auth.adminKey);
   const app = await buildApp(services, logger);
@@ -41,7 +41,10 @@ async function main(): Promise<void> {
     logger.info('stopped');
   });
 
+  // Registered before serving, so that this instance's runs are never mistaken for orphans.
+  await services.instances.start();
   await app.listen({ host: config.server.host, port: config.server.port });
+  services.startBackgroundWork();
   logger.info(
     {
       database: services.storage.description,

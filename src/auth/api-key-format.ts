@@ -5,7 +5,8 @@ const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 const prefix = 'sk-';
 const bodyLength = 42;
 const checksumLength = 6;
-const keyPattern = /^sk-[A-Za-z0-9]{46,}$/;
+// Bounded, so that hashing a presented key costs a known amount of work.
+const keyPattern = /^sk-[A-Za-z0-9]{46,120}$/;
 
 /** Uniformly random base62 text (rejection sampling keeps every character equally likely). */
 export function randomBase62(length: number): string {
@@ -29,6 +30,11 @@ function checksumOf(body: string): string {
 export function generateApiKey(): string {
   const body = randomBase62(bodyLength);
   return `${prefix}${body}${checksumOf(body)}`;
+}
+
+/** True when the key has the prefix, alphabet and length of a key (its checksum unchecked). */
+export function hasKeyShape(key: string): boolean {
+  return keyPattern.test(key);
 }
 
 /** True when the key has the right shape and its checksum matches: no database read needed. */

@@ -8,9 +8,9 @@ import type {
   ApiKeysRepository,
   CredentialRecord,
 } from '../storage/repositories/api-keys.repository.js';
-import { isWellFormedApiKey } from './api-key-format.js';
+import { hasKeyShape, isWellFormedApiKey } from './api-key-format.js';
 import { IpAllowList } from './ip-rules.js';
-import type { KeyHasher } from './key-hasher.js';
+import { KeyHasher } from './key-hasher.js';
 import type { Scope } from './scopes.js';
 
 export interface Principal {
@@ -23,8 +23,10 @@ export interface Principal {
 
 interface CachedCredential {
   record: CredentialRecord;
+  digest: Buffer;
   allowList: IpAllowList;
   expiresAtMs: number | null;
+  principal: Principal;
 }
 
 export interface AuthenticatorOptions {
@@ -60,15 +62,8 @@ export class Authenticator {
         "No API key was provided. Send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.",
       );
     }
-    if (!isWellFormedApiKey(presented)) {
-      throw new AppError('invalid_api_key', 'The API key is malformed or does not exist.');
-    }
-    const keyHash = this.options.hasher.hash(presented);
-    const credential = await this.lookup(keyHash);
-    if (
-      credential === undefined ||
-      !this.options.hasher.matches(presented, credential.record.keyHash)
-    ) {
+    const credential = hasKeyShape(presented) ? await this.lookup(presented) : undefined;
+    if (credential === undefined) {
       throw new AppError('invalid_api_key', 'The API key is malformed or does not exist.');
     }
     const { record } = credential;
@@ -89,13 +84,7 @@ export class Authenticator {
       );
     }
     this.recordUse(record.id, now);
-    return {
-      keyId: record.id,
-      accountId: record.accountId,
-      accountKind: record.accountKind,
-      scopes: record.scopes,
-      tier: record.tier,
-    };
+    return credential.principal;
   }
 
   /** Drops a cached key at once (called by the instance that revokes it). */
@@ -103,18 +92,35 @@ export class Authenticator {
     this.cache?.delete(keyHash);
   }
 
-  private async lookup(keyHash: string): Promise<CachedCredential | undefined> {
-    const cached = this.cache?.get(keyHash);
-    if (cached !== undefined) return cached;
-    const record = await this.options.keys.findCredentialByHash(keyHash);
-    if (record === undefined) return undefined;
-    const credential: CachedCredential = {
-      record,
-      allowList: new IpAllowList(record.allowedIps),
-      expiresAtMs: record.expiresAt === null ? null : Date.parse(record.expiresAt),
-    };
-    this.cache?.set(keyHash, credential);
-    return credential;
+  /**
+   * The stored credential whose hash matches the presented key, compared in constant time. The
+   * checksum is checked only on a cache miss, where it keeps a malformed key from costing a
+   * database read: a cached digest was computed from a key that passed it.
+   */
+  private async lookup(presented: string): Promise<CachedCredential | undefined> {
+    const digest = this.options.hasher.digest(presented);
+    const keyHash = digest.toString('hex');
+    let credential = this.cache?.get(keyHash);
+    if (credential === undefined) {
+      if (!isWellFormedApiKey(presented)) return undefined;
+      const record = await this.options.keys.findCredentialByHash(keyHash);
+      if (record === undefined) return undefined;
+      credential = {
+        record,
+        digest: Buffer.from(record.keyHash, 'hex'),
+        allowList: new IpAllowList(record.allowedIps),
+        expiresAtMs: record.expiresAt === null ? null : Date.parse(record.expiresAt),
+        principal: Object.freeze({
+          keyId: record.id,
+          accountId: record.accountId,
+          accountKind: record.accountKind,
+          scopes: record.scopes,
+          tier: record.tier,
+        }),
+      };
+      this.cache?.set(keyHash, credential);
+    }
+    return KeyHasher.sameDigest(digest, credential.digest) ? credential : undefined;
   }
 
   /** `last_used_at` is written at most once per interval per key, off the request path. */

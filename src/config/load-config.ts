@@ -1,12 +1,20 @@
 // The only code that reads process.env or the config file: validates both, reports every problem at once.
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { AllowListEntryError, TargetAllowList } from '../agents/web/address-policy.js';
 import { isWellFormedApiKey } from '../auth/api-key-format.js';
 import { featureNames, implementedFeatures, type FeatureName } from '../features/catalog.js';
 import type { AppConfig, DatabaseConfig, RateLimitTier } from './config.js';
+import {
+  buildModelCatalog,
+  buildTemplates,
+  modelEntrySchema,
+  templateEntrySchema,
+} from './models-config.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -62,6 +70,10 @@ const rangeList = z.array(z.string().trim()).superRefine((values, context) => {
   }
 });
 
+const booleanText = z
+  .enum(['true', 'false', '1', '0'], "expected 'true' or 'false'")
+  .transform((value) => value === 'true' || value === '1');
+
 const adminKey = z.string().refine(isWellFormedApiKey, {
   message:
     "not a well-formed key (sk- followed by 46+ letters or digits with a valid checksum); generate one with 'npm run keys -- generate'",
@@ -88,6 +100,13 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: integerText(1024, 1024 * 1024 * 1024).optional(),
   KEY_CACHE_TTL_MS: integerText(0, 1000).optional(),
   SHUTDOWN_TIMEOUT_MS: integerText(0, 600_000).optional(),
+  MODELS_DIR: z.string().min(1).optional(),
+  MODEL_AUTO_PULL: booleanText.optional(),
+  HF_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  LOCAL_MODEL_THREADS: integerText(1, 256).optional(),
+  LOCAL_MODEL_GPU: z.enum(['auto', 'false']).optional(),
+  MODEL_TIMEOUT_MS: integerText(100, 3_600_000).optional(),
+  SEARXNG_URL: z.url({ protocol: /^https?$/ }).optional(),
 });
 
 const tierSchema = z.strictObject({
@@ -132,6 +151,47 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   features: featureSchema.optional(),
+  default_model: z.string().min(1).optional(),
+  models: z.array(modelEntrySchema).max(500).optional(),
+  templates: z.array(templateEntrySchema).max(200).optional(),
+  models_dir: z.string().min(1).optional(),
+  model_auto_pull: z.boolean().optional(),
+  hf_endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  local_model_threads: z.int().min(1).max(256).optional(),
+  local_model_gpu: z.union([z.literal('auto'), z.literal(false)]).optional(),
+  model_timeout_ms: z.int().min(100).max(3_600_000).optional(),
+  model_max_retries: z.int().min(0).max(10).optional(),
+  web: z
+    .strictObject({
+      searxng_url: z.url({ protocol: /^https?$/ }).optional(),
+      brave_base_url: z.url({ protocol: /^https?$/ }).optional(),
+      brave_api_key_env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+        .optional(),
+      tavily_base_url: z.url({ protocol: /^https?$/ }).optional(),
+      tavily_api_key_env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+        .optional(),
+      allowed_private_targets: z.array(z.string().min(1).max(255)).max(100).optional(),
+      fetch_timeout_ms: z.int().min(100).max(120_000).optional(),
+      max_page_bytes: z
+        .int()
+        .min(1024)
+        .max(50 * 1024 * 1024)
+        .optional(),
+      max_redirects: z.int().min(0).max(20).optional(),
+      user_agent: z.string().min(1).max(300).optional(),
+    })
+    .optional(),
+  knowledge: z
+    .strictObject({
+      embedding_model: z.string().min(1).optional(),
+      chunk_size: z.int().min(200).max(20_000).optional(),
+      chunk_overlap: z.int().min(0).max(5000).optional(),
+    })
+    .optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -254,6 +314,52 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     features[name] = wanted ?? implemented;
   }
 
+  const modelsDirectory = path.resolve(
+    cwd,
+    fromEnv.MODELS_DIR ?? file.models_dir ?? './data/models',
+  );
+  const cores = availableParallelism();
+  const models = buildModelCatalog(
+    file.models,
+    file.default_model,
+    {
+      modelsDirectory,
+      // More threads than cores only adds contention; on two cores one thread leaves the other
+      // to the HTTP server.
+      localThreads:
+        fromEnv.LOCAL_MODEL_THREADS ?? file.local_model_threads ?? (cores <= 2 ? 1 : cores),
+      timeoutMs: fromEnv.MODEL_TIMEOUT_MS ?? file.model_timeout_ms ?? 60_000,
+      maxRetries: file.model_max_retries ?? 2,
+    },
+    cwd,
+    fileLabel ?? 'config',
+    problems,
+  );
+
+  const templates = buildTemplates(file.templates, fileLabel ?? 'config', problems);
+  const knowledgeEmbeddingModel = file.knowledge?.embedding_model ?? null;
+  if (knowledgeEmbeddingModel !== null) {
+    const target = models.definitions.find((model) => model.name === knowledgeEmbeddingModel);
+    if (target === undefined || target.type !== 'embedding') {
+      problems.push(
+        `${fileLabel ?? 'config'}: knowledge.embedding_model: '${knowledgeEmbeddingModel}' is not a defined embedding model`,
+      );
+    }
+  }
+  try {
+    TargetAllowList.parse(file.web?.allowed_private_targets ?? []);
+  } catch (error) {
+    if (!(error instanceof AllowListEntryError)) throw error;
+    problems.push(`${fileLabel ?? 'config'}: ${error.message}`);
+  }
+  const chunkSize = file.knowledge?.chunk_size ?? 1200;
+  const chunkOverlap = file.knowledge?.chunk_overlap ?? 150;
+  if (chunkOverlap >= chunkSize / 2) {
+    problems.push(
+      `${fileLabel ?? 'config'}: knowledge.chunk_overlap must be less than half of chunk_size`,
+    );
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
 
   const packageInfo = readPackageVersion();
@@ -282,6 +388,39 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     },
     rateLimits: { defaultTier, tiers },
     features,
+    models: {
+      definitions: models.definitions,
+      defaultModel: models.defaultModel,
+      modelsDirectory,
+      autoPull: fromEnv.MODEL_AUTO_PULL ?? file.model_auto_pull ?? true,
+      huggingFaceEndpoint: fromEnv.HF_ENDPOINT ?? file.hf_endpoint ?? 'https://huggingface.co',
+      localGpu:
+        fromEnv.LOCAL_MODEL_GPU === 'auto'
+          ? 'auto'
+          : fromEnv.LOCAL_MODEL_GPU === 'false'
+            ? false
+            : (file.local_model_gpu ?? false),
+    },
+    web: {
+      searxngUrl: fromEnv.SEARXNG_URL ?? file.web?.searxng_url ?? null,
+      braveBaseUrl: file.web?.brave_base_url ?? 'https://api.search.brave.com',
+      braveApiKeyEnv: file.web?.brave_api_key_env ?? 'BRAVE_API_KEY',
+      tavilyBaseUrl: file.web?.tavily_base_url ?? 'https://api.tavily.com',
+      tavilyApiKeyEnv: file.web?.tavily_api_key_env ?? 'TAVILY_API_KEY',
+      allowedPrivateTargets: file.web?.allowed_private_targets ?? [],
+      fetchTimeoutMs: file.web?.fetch_timeout_ms ?? 10_000,
+      maxPageBytes: file.web?.max_page_bytes ?? 2 * 1024 * 1024,
+      maxRedirects: file.web?.max_redirects ?? 5,
+      userAgent: file.web?.user_agent ?? `${packageInfo.name}/${packageInfo.version}`,
+    },
+    knowledge: { embeddingModel: knowledgeEmbeddingModel, chunkSize, chunkOverlap },
+    templates,
+    secrets: {
+      get: (name: string) => {
+        const value = env[name];
+        return value === undefined || value === '' ? undefined : value;
+      },
+    },
   };
   return deepFreeze(config);
 }

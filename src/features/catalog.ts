@@ -16,7 +16,11 @@ export type FeatureName = (typeof featureNames)[number];
  * Capabilities this build can actually serve. A feature can only be reported `enabled` when it is
  * implemented; configuration may switch an implemented feature off, never an absent one on.
  */
-export const implementedFeatures: ReadonlySet<FeatureName> = new Set<FeatureName>([]);
+export const implementedFeatures: ReadonlySet<FeatureName> = new Set<FeatureName>([
+  'multi_model_access',
+  'semantic_search',
+  'agent_orchestration',
+]);
 
 export const featureDescriptions: Record<FeatureName, string> = {
   voice_chat: 'Speech-to-text, text-to-speech and real-time voice sessions.',

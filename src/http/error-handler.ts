@@ -2,27 +2,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, internalErrorBody, type ErrorBody } from '../errors/app-error.js';
 import type { ErrorCode } from '../errors/catalog.js';
-
-interface AjvError {
-  keyword: string;
-  instancePath: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-/** `/messages/0/role` → `messages[0].role` */
-function paramPath(instancePath: string, child?: string): string | null {
-  const parts = instancePath.split('/').filter((part) => part.length > 0);
-  if (child !== undefined) parts.push(child);
-  if (parts.length === 0) return null;
-  return parts
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce(
-      (path, part) =>
-        /^\d+$/.test(part) ? `${path}[${part}]` : path === '' ? part : `${path}.${part}`,
-      '',
-    );
-}
+import { schemaIssueToError, type SchemaIssue } from '../errors/schema-errors.js';
+import { RequestAbortedError } from '../models/spec.js';
 
 const partNames: Record<string, string> = {
   body: 'request body',
@@ -30,42 +11,6 @@ const partNames: Record<string, string> = {
   params: 'path',
   headers: 'headers',
 };
-
-function fromValidation(validation: AjvError[], context: string | undefined): AppError {
-  const first = validation[0];
-  const where = partNames[context ?? 'body'] ?? 'request';
-  if (first === undefined) return new AppError('invalid_parameter', `The ${where} is invalid.`);
-  if (first.keyword === 'required') {
-    const param = paramPath(first.instancePath, String(first.params.missingProperty));
-    return new AppError('missing_parameter', `'${param}' is required in the ${where}.`, { param });
-  }
-  if (first.keyword === 'additionalProperties') {
-    const param = paramPath(first.instancePath, String(first.params.additionalProperty));
-    return new AppError(
-      'invalid_parameter',
-      `'${param}' is not a known parameter of the ${where}.`,
-      {
-        param,
-      },
-    );
-  }
-  const param = paramPath(first.instancePath);
-  if (param === null) {
-    const expected = context === 'body' ? ' a JSON object' : '';
-    return new AppError(
-      'invalid_parameter',
-      `The ${where} must be${expected || ' valid'}: ${first.message ?? 'invalid'}.`,
-      {
-        param,
-      },
-    );
-  }
-  let message = first.message ?? 'is invalid';
-  if (first.keyword === 'enum' && Array.isArray(first.params.allowedValues)) {
-    message = `must be one of ${first.params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
-  }
-  return new AppError('invalid_parameter', `'${param}' ${message}.`, { param });
-}
 
 /** Errors raised by Fastify itself (parsing, limits) mapped to the catalog. */
 const fastifyCodes: Record<string, { code: ErrorCode; message: string }> = {
@@ -90,9 +35,10 @@ const fastifyCodes: Record<string, { code: ErrorCode; message: string }> = {
 
 export function toAppError(error: FastifyError | Error): AppError | null {
   if (error instanceof AppError) return error;
-  const fastifyError = error as FastifyError & { validation?: AjvError[] };
+  const fastifyError = error as FastifyError & { validation?: SchemaIssue[] };
   if (Array.isArray(fastifyError.validation)) {
-    return fromValidation(fastifyError.validation, fastifyError.validationContext);
+    const where = partNames[fastifyError.validationContext ?? 'body'] ?? 'request';
+    return schemaIssueToError(fastifyError.validation, where);
   }
   const known = fastifyError.code === undefined ? undefined : fastifyCodes[fastifyError.code];
   if (known !== undefined) {
@@ -114,6 +60,11 @@ export function sendError(
   reply: FastifyReply,
   error: FastifyError | Error,
 ) {
+  if (error instanceof RequestAbortedError) {
+    // The client hung up: there is nobody to answer. 499 is what the access log records.
+    request.log.info('client closed the request before the answer was ready');
+    return reply.code(499).send();
+  }
   const appError = toAppError(error);
   let status: number;
   let body: ErrorBody;
@@ -122,8 +73,11 @@ export function sendError(
     status = 500;
     body = internalErrorBody(request.id);
   } else {
-    if (appError.status >= 500)
-      request.log.error({ err: appError, cause: appError.cause }, appError.message);
+    // A model that is unavailable or busy is an expected, configured state, not a fault.
+    if (appError.status >= 500) {
+      const level = appError.code === 'model_unavailable' ? 'warn' : 'error';
+      request.log[level]({ err: appError, cause: appError.cause }, appError.message);
+    }
     status = appError.status;
     body = appError.toBody();
     for (const [name, value] of Object.entries(appError.headers)) void reply.header(name, value);

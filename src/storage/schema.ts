@@ -29,7 +29,190 @@ export interface ApiKeysTable {
   revoked_at: string | null;
 }
 
+export interface ConversationsTable {
+  id: string;
+  account_id: string;
+  user_id: string | null;
+  title: string;
+  description: string;
+  model: string | null;
+  system_prompt: string | null;
+  status: 'active' | 'archived';
+  /** JSON object. */
+  metadata: string;
+  template_name: string | null;
+  /** JSON object of variable name → value, or null. */
+  template_variables: string | null;
+  message_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MessagesTable {
+  id: string;
+  conversation_id: string;
+  account_id: string;
+  /** Position in the conversation, from 1. */
+  seq: number;
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  model: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  latency_ms: number | null;
+  finish_reason: string | null;
+  created_at: string;
+}
+
+export interface FeedbackTable {
+  id: string;
+  account_id: string;
+  conversation_id: string;
+  message_id: string;
+  user_id: string;
+  feedback_type: string;
+  feedback_value: number;
+  comment: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AgentsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string;
+  agent_type: string;
+  model_id: string | null;
+  is_public: BooleanColumn;
+  /** JSON object, validated against the agent type's configuration schema. */
+  configuration: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ExecutionsTable {
+  id: string;
+  account_id: string;
+  kind: 'agent' | 'pipeline';
+  agent_id: string | null;
+  pipeline_id: string | null;
+  conversation_id: string | null;
+  status: 'running' | 'completed' | 'failed';
+  /** JSON documents. */
+  input: string;
+  output: string | null;
+  error: string | null;
+  tokens_used: number;
+  execution_time_ms: number | null;
+  created_at: string;
+  completed_at: string | null;
+  /** The instance running it (for recovering runs a stopped instance left running). */
+  instance_id: string | null;
+}
+
+export interface PipelinesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string;
+  /** JSON array of stages ({id, name, agent_id, input_mapping, output_mapping, …}). */
+  stages: string;
+  /** JSON {nodes, edges}, or null when the layout is generated from the stages. */
+  visual_layout: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ExecutionStagesTable {
+  id: string;
+  execution_id: string;
+  position: number;
+  stage_id: string;
+  name: string;
+  agent_id: string;
+  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+  attempts: number;
+  input: string | null;
+  output: string | null;
+  error: string | null;
+  tokens_used: number;
+  execution_time_ms: number | null;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+export interface InstancesTable {
+  id: string;
+  started_at: string;
+  heartbeat_at: string;
+}
+
+export interface KnowledgeBasesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string;
+  /** The catalog's embedding model chosen at creation; null: keyword search only. */
+  embedding_model: string | null;
+  /** Length of the stored vectors, fixed by the first document embedded; null before. */
+  embedding_dimensions: number | null;
+  document_count: number;
+  chunk_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DocumentsTable {
+  id: string;
+  kb_id: string;
+  account_id: string;
+  title: string;
+  content_type: string;
+  source: string | null;
+  /** JSON object. */
+  metadata: string;
+  /** The content as uploaded. */
+  content: string;
+  /** The plain text extracted from it, which was chunked. */
+  text: string;
+  char_count: number;
+  chunk_count: number;
+  /** `complete`, `none` (no embedding model), `unavailable` or `failed`. */
+  embedding_status: string;
+  embedding_error: string | null;
+  created_at: string;
+}
+
+export interface ChunksTable {
+  /** Integer row number: the SQLite full-text index's rowid; an identity on PostgreSQL. */
+  number: ColumnType<number, never, never>;
+  id: string;
+  document_id: string;
+  kb_id: string;
+  account_id: string;
+  position: number;
+  /** The document's title, repeated so that the full-text index can weight it per chunk. */
+  title: string;
+  heading: string;
+  text: string;
+  /** float32 BLOB on SQLite, real[] on PostgreSQL (see storage/dialects/*-knowledge.ts). */
+  embedding: ColumnType<Buffer | number[] | null, Buffer | number[] | null, never>;
+  created_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  conversations: ConversationsTable;
+  messages: MessagesTable;
+  feedback: FeedbackTable;
+  agents: AgentsTable;
+  executions: ExecutionsTable;
+  knowledge_bases: KnowledgeBasesTable;
+  documents: DocumentsTable;
+  chunks: ChunksTable;
+  pipelines: PipelinesTable;
+  execution_stages: ExecutionStagesTable;
+  instances: InstancesTable;
 }

@@ -32,13 +32,11 @@ export const ErrorBodySchema = Type.Object(
   },
 );
 
-export const PageQuerySchema = Type.Object(
-  {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-    offset: Type.Integer({ minimum: 0, default: 0 }),
-  },
-  { additionalProperties: false },
-);
+/** Query parameters a route does not use are ignored (the spec's common parameters among them). */
+export const PageQuerySchema = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+});
 
 export type PageQuery = Static<typeof PageQuerySchema>;
 

@@ -8,6 +8,8 @@ export interface ColumnTypes {
   /** JSON documents: `text` on SQLite, `jsonb` on PostgreSQL. */
   readonly json: 'text' | 'jsonb';
   readonly boolean: 'integer' | 'boolean';
+  /** Floating-point numbers: `real` on SQLite, `double precision` on PostgreSQL. */
+  readonly real: 'real' | 'double precision';
 }
 
 export interface DialectAdapter {

@@ -1,4 +1,5 @@
 // PostgreSQL through node-postgres, with result types normalised to what the SQLite dialect returns.
+import { userInfo } from 'node:os';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseSchema } from '../schema.js';
@@ -22,8 +23,14 @@ function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string)
 }
 
 export function createPostgresAdapter(url: string): DialectAdapter {
+  const parsed = new URL(url);
   const pool = new pg.Pool({
     connectionString: url,
+    // Like libpq: without a user in the URL, connect as the operating-system user (node-postgres
+    // would otherwise rely on $USER, which services and containers often lack).
+    ...(parsed.username === '' && process.env.PGUSER === undefined
+      ? { user: userInfo().username }
+      : {}),
     max: 10,
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
@@ -32,10 +39,14 @@ export function createPostgresAdapter(url: string): DialectAdapter {
   // An idle client that loses its server emits here; without a listener the process would crash.
   pool.on('error', () => undefined);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
-  const parsed = new URL(url);
   return {
     kind: 'postgres',
-    columnTypes: { timestamp: 'timestamptz', json: 'jsonb', boolean: 'boolean' },
+    columnTypes: {
+      timestamp: 'timestamptz',
+      json: 'jsonb',
+      boolean: 'boolean',
+      real: 'double precision',
+    },
     db,
     description: `postgres://${parsed.host}${parsed.pathname}`,
     isUniqueViolation(error) {

@@ -2,21 +2,90 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type SqliteDialectConfig,
+} from 'kysely';
+import * as sqliteVec from 'sqlite-vec';
 import type { DatabaseSchema } from '../schema.js';
 import type { DialectAdapter } from './dialect.js';
 
+/**
+ * Transactions start with BEGIN IMMEDIATE: the write lock is taken up front, so two processes
+ * sharing the file serialise their transactions (the migration run included) instead of both
+ * reading an old state and failing when they write.
+ */
+class ImmediateTransactionSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+/**
+ * SQLite's DDL is transactional, but Kysely's adapter says otherwise, which makes its migrator run
+ * without a transaction and without a lock. Saying so makes each migration run one `BEGIN
+ * IMMEDIATE` transaction: a second process waits for the first, then finds nothing pending.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class ImmediateTransactionSqliteDialect extends SqliteDialect {
+  constructor(private readonly dialectConfig: SqliteDialectConfig) {
+    super(dialectConfig);
+  }
+
+  override createDriver() {
+    return new ImmediateTransactionSqliteDriver(this.dialectConfig);
+  }
+
+  override createAdapter() {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+/**
+ * Switches a database file to WAL once. When another process is switching the same new file at
+ * that moment, SQLite answers SQLITE_BUSY without waiting (to avoid a deadlock), so retry briefly.
+ */
+function useWriteAheadLog(database: SqliteDatabase.Database): void {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      if (database.pragma('journal_mode', { simple: true }) === 'wal') return;
+      database.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
+      if (!busy || attempt === 50) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
+}
+
 export function createSqliteAdapter(filePath: string): DialectAdapter {
   if (filePath !== ':memory:') mkdirSync(path.dirname(filePath), { recursive: true });
-  const database = new SqliteDatabase(filePath);
-  database.pragma('journal_mode = WAL');
+  const database = new SqliteDatabase(filePath, { timeout: 5000 });
+  useWriteAheadLog(database);
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
-  database.pragma('busy_timeout = 5000');
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database }) });
+  // vec_distance_cosine and friends, for knowledge-base vector search (sqlite-knowledge.ts).
+  sqliteVec.load(database);
+  // Knowledge-base searches scan a knowledge base's vectors, far more pages than the 2 MB page
+  // cache holds; read through a memory map, they are not copied in per query (halves the scan).
+  database.pragma('mmap_size = 268435456');
+  const db = new Kysely<DatabaseSchema>({
+    dialect: new ImmediateTransactionSqliteDialect({ database }),
+  });
   return {
     kind: 'sqlite',
-    columnTypes: { timestamp: 'text', json: 'text', boolean: 'integer' },
+    columnTypes: { timestamp: 'text', json: 'text', boolean: 'integer', real: 'real' },
     db,
     description: `sqlite:${filePath}`,
     isUniqueViolation(error) {

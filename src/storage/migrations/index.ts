@@ -2,10 +2,18 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { ColumnTypes } from '../dialects/dialect.js';
 import { accountsAndApiKeys } from './001-accounts-and-api-keys.js';
+import { conversations } from './002-conversations.js';
+import { knowledge } from './003-knowledge.js';
+import { agents } from './004-agents.js';
+import { pipelines } from './005-pipelines.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '001-accounts-and-api-keys': accountsAndApiKeys(types),
+    '002-conversations': conversations(types),
+    '003-knowledge': knowledge(types),
+    '004-agents': agents(types),
+    '005-pipelines': pipelines(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

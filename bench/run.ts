@@ -1,0 +1,19 @@
+// Benchmark entry point: `npm run bench -- <name>`; results go to bench/results/<name>.{json,md}.
+import { runAuthBenchmark } from './auth.js';
+import { runGatewayBenchmark } from './gateway.js';
+import { runPipelinesBenchmark } from './pipelines.js';
+import { runKnowledgeBenchmark } from './knowledge.js';
+
+const benchmarks: Record<string, () => Promise<void>> = {
+  auth: runAuthBenchmark,
+  gateway: runGatewayBenchmark,
+  pipelines: runPipelinesBenchmark,
+  knowledge: runKnowledgeBenchmark,
+};
+
+const names = process.argv.slice(2);
+if (names.length === 0 || names.some((name) => benchmarks[name] === undefined)) {
+  process.stderr.write(`Usage: npm run bench -- <${Object.keys(benchmarks).join('|')}> [...]\n`);
+  process.exit(2);
+}
+for (const name of names) await benchmarks[name]!();

@@ -1,0 +1,82 @@
+// Shared benchmark plumbing: child-process servers, free ports, result files.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+export const root = fileURLToPath(new URL('../', import.meta.url));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        resolve(typeof address === 'object' && address !== null ? address.port : 0),
+      );
+    });
+  });
+}
+
+/**
+ * Starts a server process with its output in `logFile` (as a log collector would take it, so that
+ * reading it costs the load generator nothing) and resolves once `readyUrl` answers.
+ */
+export async function startServer(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  logFile: string,
+  readyUrl: string,
+): Promise<ChildProcess> {
+  const output = openSync(logFile, 'a');
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', output, output],
+  });
+  closeSync(output);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`${args.join(' ')} exited with ${child.exitCode}; see ${logFile}`);
+    }
+    const ready = await fetch(readyUrl).then(
+      () => true,
+      () => false,
+    );
+    if (ready) return child;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${args.join(' ')} did not answer at ${readyUrl}; see ${logFile}`);
+}
+
+export function stopProcess(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+export function machine() {
+  return {
+    node: process.version,
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model ?? 'unknown',
+    memory_gib: Math.round(os.totalmem() / 2 ** 30),
+    platform: `${os.platform()} ${os.release()}`,
+  };
+}
+
+/** Writes `<name>.json` and `<name>.md` under bench/results/. */
+export function writeResults(name: string, json: unknown, markdown: string): string {
+  const directory = fileURLToPath(new URL('./results/', import.meta.url));
+  mkdirSync(directory, { recursive: true });
+  writeFileSync(`${directory}${name}.json`, `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(`${directory}${name}.md`, markdown);
+  return `${directory}${name}.md`;
+}

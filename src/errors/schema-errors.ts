@@ -1,0 +1,65 @@
+// Turns a JSON Schema validation failure (Ajv's) into the contract's 400, naming the parameter the
+// way clients write it (`messages[0].role`, `configuration.result_count`).
+import { AppError } from './app-error.js';
+
+export interface SchemaIssue {
+  keyword: string;
+  instancePath: string;
+  message?: string | undefined;
+  params: Record<string, unknown>;
+}
+
+/** `/messages/0/role` under `prefix` → `prefix.messages[0].role` */
+export function paramPath(instancePath: string, child?: string, prefix?: string): string | null {
+  const parts = instancePath.split('/').filter((part) => part.length > 0);
+  if (child !== undefined) parts.push(child);
+  const path = parts
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce(
+      (joined, part) =>
+        /^\d+$/.test(part) ? `${joined}[${part}]` : joined === '' ? part : `${joined}.${part}`,
+      '',
+    );
+  if (prefix === undefined || prefix === '') return path === '' ? null : path;
+  return path === '' ? prefix : path.startsWith('[') ? `${prefix}${path}` : `${prefix}.${path}`;
+}
+
+/**
+ * The 400 for the first issue. `where` names the place in words ("request body"); `prefix` is
+ * put before every parameter path (the field the checked value came in).
+ */
+export function schemaIssueToError(
+  issues: readonly SchemaIssue[],
+  where: string,
+  prefix?: string,
+): AppError {
+  const first = issues[0];
+  if (first === undefined) return new AppError('invalid_parameter', `The ${where} is invalid.`);
+  if (first.keyword === 'required') {
+    const param = paramPath(first.instancePath, String(first.params.missingProperty), prefix);
+    return new AppError('missing_parameter', `'${param}' is required in the ${where}.`, { param });
+  }
+  if (first.keyword === 'additionalProperties') {
+    const param = paramPath(first.instancePath, String(first.params.additionalProperty), prefix);
+    return new AppError(
+      'invalid_parameter',
+      `'${param}' is not a known parameter of the ${where}.`,
+      {
+        param,
+      },
+    );
+  }
+  const param = paramPath(first.instancePath, undefined, prefix);
+  if (param === null) {
+    return new AppError(
+      'invalid_parameter',
+      `The ${where} must be ${where === 'request body' ? 'a JSON object' : 'valid'}: ${first.message ?? 'invalid'}.`,
+      { param },
+    );
+  }
+  let message = first.message ?? 'is invalid';
+  if (first.keyword === 'enum' && Array.isArray(first.params.allowedValues)) {
+    message = `must be one of ${first.params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
+  }
+  return new AppError('invalid_parameter', `'${param}' ${message}.`, { param });
+}

@@ -1,0 +1,107 @@
+// Builds the real application over a real database for HTTP tests, and tears it down again.
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.js';
+import { generateApiKey } from '../../src/auth/api-key-format.js';
+import type { LoadConfigOptions } from '../../src/config/load-config.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import type { App } from '../../src/http/types.js';
+import { createServices, type ServiceOverrides, type Services } from '../../src/services.js';
+import type { DialectUnderTest, TestDatabase } from './dialects.js';
+
+export interface TestApp {
+  app: App;
+  services: Services;
+  adminKey: string;
+  database: TestDatabase;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  dialect: DialectUnderTest;
+  /** Reuse a database (several instances of the service over one database). */
+  database?: TestDatabase;
+  env?: Record<string, string>;
+  overrides?: LoadConfigOptions['overrides'];
+  services?: ServiceOverrides;
+  adminKey?: string;
+}
+
+export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
+  const database = options.database ?? (await options.dialect.create());
+  const adminKey = options.adminKey ?? generateApiKey();
+  const config = loadConfig({
+    env: {
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'silent',
+      PLATFORM_ADMIN_KEY: adminKey,
+      ...options.env,
+    },
+    ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
+  });
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const services = await createServices(config, logger, options.services);
+  await services.accounts.bootstrap(config.auth.adminKey);
+  const app = await buildApp(services, logger);
+  const ownsDatabase = options.database === undefined;
+  return {
+    app,
+    services,
+    adminKey,
+    database,
+    async close() {
+      await app.close();
+      await services.close();
+      if (ownsDatabase) await database.drop();
+    },
+  };
+}
+
+export function bearer(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}` };
+}
+
+export interface CreatedKeyJson {
+  id: string;
+  key: string;
+  account_id: string;
+  scopes: string[];
+  tier: string;
+  revoked_at: string | null;
+  [field: string]: unknown;
+}
+
+/** Creates a key through the HTTP API with `adminKey`. */
+export async function createKey(
+  app: App,
+  adminKey: string,
+  body: Record<string, unknown>,
+): Promise<CreatedKeyJson> {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/api-keys',
+    headers: bearer(adminKey),
+    payload: { name: 'test key', ...body },
+  });
+  if (response.statusCode !== 201) {
+    throw new Error(`creating a key failed: ${response.statusCode} ${response.body}`);
+  }
+  return response.json<CreatedKeyJson>();
+}
+
+export async function createAccount(
+  app: App,
+  ownerKey: string,
+  name: string,
+  tier?: string,
+): Promise<{ id: string; admin_key: string; admin_key_id: string }> {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/accounts',
+    headers: bearer(ownerKey),
+    payload: tier === undefined ? { name } : { name, tier },
+  });
+  if (response.statusCode !== 201) {
+    throw new Error(`creating an account failed: ${response.statusCode} ${response.body}`);
+  }
+  return response.json();
+}
