@@ -1,0 +1,372 @@
+// One chat turn, streamed or not: resolves the conversation and model, builds the context (system
+// prompt from the template, stored history, the new turns), trims it oldest-first to the model's
+// window, calls the model with its fallbacks, and stores both turns once the answer is complete.
+import type { ModelDefinition } from '../config/config.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
+import { titleFrom } from '../conversations/conversation-service.js';
+import { AppError, InvalidParameterError } from '../errors/app-error.js';
+import { newId } from '../ids.js';
+import type { ModelRegistry } from '../models/model-registry.js';
+import {
+  RequestAbortedError,
+  UpstreamError,
+  type ChatModel,
+  type ChatTurn,
+  type FinishReason,
+  type StreamPart,
+  type TokenUsage,
+} from '../models/spec.js';
+import type {
+  Conversation,
+  ConversationsRepository,
+  NewMessage,
+} from '../storage/repositories/conversations.repository.js';
+
+/** How many stored messages are read as the context of a turn (then trimmed by tokens). */
+const historyWindow = 200;
+
+export interface ChatRequest {
+  accountId: string;
+  userId: string | null;
+  conversationId: string | null;
+  /** false: a stateless completion (nothing stored, no history, no trimming). */
+  persist: boolean;
+  messages: readonly ChatTurn[];
+  model: string | undefined;
+  temperature: number | undefined;
+  maxTokens: number | undefined;
+  /** The request field that carried `max_tokens`, for error messages. */
+  maxTokensParam?: string;
+  signal: AbortSignal;
+}
+
+export interface ChatOutcome {
+  text: string;
+  finishReason: FinishReason;
+  usage: TokenUsage;
+  /** The model that answered (a fallback when the requested one failed). */
+  model: ModelDefinition;
+  conversationId: string | null;
+  messageId: string;
+  latencyMs: number;
+}
+
+export type ChatStreamEvent =
+  | { type: 'start'; conversationId: string | null; messageId: string; model: ModelDefinition }
+  | { type: 'delta'; text: string }
+  | { type: 'end'; outcome: ChatOutcome }
+  | { type: 'error'; error: AppError };
+
+interface PreparedChat {
+  request: ChatRequest;
+  conversation: Conversation | null;
+  modelName: string;
+  systemPrompt: string | null;
+  history: ChatTurn[];
+  incoming: ChatTurn[];
+  messageId: string;
+  startedAt: number;
+}
+
+export interface ChatServiceOptions {
+  models: ModelRegistry;
+  conversations: ConversationService;
+  conversationsRepository: ConversationsRepository;
+  now?: () => number;
+}
+
+export class ChatService {
+  private readonly now: () => number;
+
+  constructor(private readonly options: ChatServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async complete(request: ChatRequest): Promise<ChatOutcome> {
+    const prepared = await this.prepare(request);
+    const { result, definition } = await this.options.models.withFallbacks(
+      prepared.modelName,
+      async (model, candidate) => {
+        const context = await this.contextFor(prepared, model, candidate);
+        return model.generate({
+          ...context,
+          signal: request.signal,
+          fairnessKey: request.accountId,
+        });
+      },
+    );
+    const conversationId = await this.persist(prepared, definition, {
+      text: result.text,
+      finishReason: result.finishReason,
+      usage: result.usage,
+    });
+    return {
+      ...result,
+      model: definition,
+      conversationId,
+      messageId: prepared.messageId,
+      latencyMs: this.now() - prepared.startedAt,
+    };
+  }
+
+  /**
+   * Validates and opens the stream before yielding anything, so that a request that cannot be
+   * answered fails with a plain error response; once `start` is yielded, failures become an
+   * `error` event.
+   */
+  async openStream(request: ChatRequest): Promise<AsyncGenerator<ChatStreamEvent>> {
+    const prepared = await this.prepare(request);
+    const opened = await this.options.models.openStream(prepared.modelName, (model, definition) =>
+      this.streamFrom(prepared, model, definition),
+    );
+    const conversation = await this.ensureConversation(prepared);
+    return this.relay(prepared, opened.definition, opened.first, opened.rest, conversation);
+  }
+
+  private async *streamFrom(
+    prepared: PreparedChat,
+    model: ChatModel,
+    definition: ModelDefinition,
+  ): AsyncIterable<StreamPart> {
+    const context = await this.contextFor(prepared, model, definition);
+    yield* model.stream({
+      ...context,
+      signal: prepared.request.signal,
+      fairnessKey: prepared.request.accountId,
+    });
+  }
+
+  private async *relay(
+    prepared: PreparedChat,
+    definition: ModelDefinition,
+    first: StreamPart,
+    rest: AsyncIterator<StreamPart>,
+    conversation: Conversation | null,
+  ): AsyncGenerator<ChatStreamEvent> {
+    yield {
+      type: 'start',
+      conversationId: conversation?.id ?? null,
+      messageId: prepared.messageId,
+      model: definition,
+    };
+    let text = '';
+    let part: StreamPart | undefined = first;
+    try {
+      while (part !== undefined) {
+        if (part.type === 'text') {
+          text += part.text;
+          yield { type: 'delta', text: part.text };
+        } else {
+          const conversationId = await this.persist(prepared, definition, {
+            text,
+            finishReason: part.finishReason,
+            usage: part.usage,
+          });
+          yield {
+            type: 'end',
+            outcome: {
+              text,
+              finishReason: part.finishReason,
+              usage: part.usage,
+              model: definition,
+              conversationId,
+              messageId: prepared.messageId,
+              latencyMs: this.now() - prepared.startedAt,
+            },
+          };
+          return;
+        }
+        const next = await rest.next();
+        part = next.done === true ? undefined : next.value;
+      }
+      throw new UpstreamError(
+        'upstream_error',
+        `Model '${definition.name}' ended its answer early.`,
+      );
+    } catch (error) {
+      if (error instanceof RequestAbortedError || prepared.request.signal.aborted) return;
+      yield {
+        type: 'error',
+        error:
+          error instanceof AppError
+            ? error
+            : new UpstreamError('upstream_error', 'The answer could not be completed.', {
+                cause: error,
+              }),
+      };
+    } finally {
+      // Stops the model when the consumer leaves early (the client disconnected).
+      await rest.return?.();
+    }
+  }
+
+  private async prepare(request: ChatRequest): Promise<PreparedChat> {
+    const systemParts: string[] = [];
+    const incoming: ChatTurn[] = [];
+    for (const message of request.messages) {
+      if (message.role === 'system') systemParts.push(message.content);
+      else incoming.push(message);
+    }
+    const last = incoming[incoming.length - 1];
+    if (last === undefined || last.role !== 'user') {
+      throw new InvalidParameterError(
+        `messages[${request.messages.length - 1}].role`,
+        "The last message must be the user's (role 'user'); earlier 'assistant' messages are taken as history.",
+      );
+    }
+
+    let conversation: Conversation | null = null;
+    if (request.conversationId !== null) {
+      conversation = await this.options.conversations.get(
+        request.accountId,
+        request.conversationId,
+        request.userId,
+      );
+    }
+
+    const modelName = this.options.models.resolveChatModelName(
+      request.model ?? conversation?.model ?? undefined,
+    );
+    const definition = this.options.models.definitionOf(modelName);
+    if (request.maxTokens !== undefined && request.maxTokens > definition.maxTokens) {
+      throw new InvalidParameterError(
+        request.maxTokensParam ?? 'max_tokens',
+        `'${request.maxTokensParam ?? 'max_tokens'}' is ${request.maxTokens}, above model '${modelName}''s maximum of ${definition.maxTokens}.`,
+      );
+    }
+
+    const history =
+      conversation === null
+        ? []
+        : (
+            await this.options.conversationsRepository.recentMessages(
+              conversation.id,
+              historyWindow,
+            )
+          )
+            .filter((message) => message.role !== 'system')
+            .map((message) => ({ role: message.role, content: message.content }));
+    const systemPrompt =
+      systemParts.length > 0
+        ? systemParts.join('\n\n')
+        : conversation === null
+          ? null
+          : this.options.conversations.systemPromptOf(conversation);
+
+    return {
+      request,
+      conversation,
+      modelName,
+      systemPrompt,
+      history,
+      incoming,
+      messageId: newId('msg'),
+      startedAt: this.now(),
+    };
+  }
+
+  /**
+   * The messages and limits for one model: system prompt and the newest user message always,
+   * then as much history as fits in the context window minus the completion budget, newest first.
+   */
+  private async contextFor(
+    prepared: PreparedChat,
+    model: ChatModel,
+    definition: ModelDefinition,
+  ): Promise<{ messages: ChatTurn[]; maxTokens: number; temperature: number | undefined }> {
+    const maxTokens = Math.min(
+      prepared.request.maxTokens ?? definition.maxTokens,
+      definition.maxTokens,
+    );
+    const system: ChatTurn[] =
+      prepared.systemPrompt === null ? [] : [{ role: 'system', content: prepared.systemPrompt }];
+    const turns = [...prepared.history, ...prepared.incoming];
+    if (!prepared.request.persist) {
+      return {
+        messages: [...system, ...turns],
+        maxTokens,
+        temperature: prepared.request.temperature,
+      };
+    }
+    const budget = definition.contextLength - maxTokens;
+    const newest = turns[turns.length - 1]!;
+    let used = await model.countTokens([...system, newest]);
+    if (used > budget) {
+      throw new InvalidParameterError(
+        'messages',
+        `The system prompt and the last message take ${used} tokens, more than the ${budget} that model '${definition.name}' leaves for input (context ${definition.contextLength} − max_tokens ${maxTokens}). Shorten the message or lower max_tokens.`,
+      );
+    }
+    const kept: ChatTurn[] = [newest];
+    for (let index = turns.length - 2; index >= 0; index -= 1) {
+      const turn = turns[index]!;
+      const cost = await model.countTokens([turn]);
+      if (used + cost > budget) break;
+      used += cost;
+      kept.unshift(turn);
+    }
+    // A context opening on an assistant turn reads as if the model spoke first; drop it.
+    while (kept.length > 1 && kept[0]!.role === 'assistant') kept.shift();
+    return { messages: [...system, ...kept], maxTokens, temperature: prepared.request.temperature };
+  }
+
+  /** Creates the conversation a persisted turn without `conversation_id` starts. */
+  private async ensureConversation(prepared: PreparedChat): Promise<Conversation | null> {
+    if (!prepared.request.persist) return null;
+    if (prepared.conversation !== null) return prepared.conversation;
+    prepared.conversation = await this.options.conversations.create(prepared.request.accountId, {
+      userId: prepared.request.userId,
+      model: prepared.request.model,
+    });
+    return prepared.conversation;
+  }
+
+  /** Stores the new turns and the answer together; returns the conversation id (null: stateless). */
+  private async persist(
+    prepared: PreparedChat,
+    definition: ModelDefinition,
+    answer: { text: string; finishReason: FinishReason; usage: TokenUsage },
+  ): Promise<string | null> {
+    const conversation = await this.ensureConversation(prepared);
+    if (conversation === null) return null;
+    const requestTime = new Date(prepared.startedAt).toISOString();
+    const messages: NewMessage[] = prepared.incoming.map((turn) => ({
+      id: newId('msg'),
+      role: turn.role,
+      content: turn.content,
+      model: null,
+      promptTokens: null,
+      completionTokens: null,
+      latencyMs: null,
+      finishReason: null,
+      createdAt: requestTime,
+    }));
+    messages.push({
+      id: prepared.messageId,
+      role: 'assistant',
+      content: answer.text,
+      model: definition.name,
+      promptTokens: answer.usage.promptTokens,
+      completionTokens: answer.usage.completionTokens,
+      latencyMs: this.now() - prepared.startedAt,
+      finishReason: answer.finishReason,
+      createdAt: new Date(this.now()).toISOString(),
+    });
+    const firstUser = prepared.incoming.find((turn) => turn.role === 'user');
+    const stored = await this.options.conversationsRepository.appendMessages(
+      prepared.request.accountId,
+      conversation.id,
+      messages,
+      new Date(this.now()).toISOString(),
+      firstUser === undefined ? undefined : titleFrom(firstUser.content),
+    );
+    if (stored === undefined) {
+      // Deleted while the model was answering: the answer is still returned, nothing is kept.
+      throw new AppError(
+        'conflict',
+        `Conversation '${conversation.id}' was deleted during this request.`,
+      );
+    }
+    return conversation.id;
+  }
+}

@@ -1,0 +1,142 @@
+// Command-line model management: list the catalog with availability, and pull local GGUF models
+// (with a progress bar, resume and checksum verification).
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import type { LocalModelDefinition } from '../config/config.js';
+import { ConfigError, loadConfig } from '../config/load-config.js';
+import { NodeLlamaEngine } from '../models/local/local-engine.js';
+import { ModelDownloadError } from '../models/local/model-downloader.js';
+import { createProgressBar } from '../models/local/progress-bar.js';
+import { ModelRegistry } from '../models/model-registry.js';
+
+const usage = `Usage: npm run models -- <command> [options]
+
+Commands:
+  list                 The model catalog, with each model's availability and the reason when not.
+  pull [NAME…]         Download local models (default: the default model, if local). A partial
+                       download resumes; the file is checked against its sha256 before use.
+
+Options:
+  --json               Print JSON (list).
+
+The catalog is the service's (PLATFORM_CONFIG); files go to MODELS_DIR (default ./data/models).
+HF_ENDPOINT changes the Hugging Face address (a mirror); HF_TOKEN is sent for gated models.`;
+
+async function run(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [command, ...names] = positionals;
+  if (values.help || command === undefined) {
+    process.stdout.write(`${usage}\n`);
+    return values.help ? 0 : 2;
+  }
+  if (command !== 'list' && command !== 'pull') {
+    process.stderr.write(`Unknown command '${command}'.\n\n${usage}\n`);
+    return 2;
+  }
+
+  const config = loadConfig();
+  const logger = pino({ level: 'silent' });
+  const engine = new NodeLlamaEngine({
+    gpu: config.models.localGpu,
+    huggingFaceEndpoint: config.models.huggingFaceEndpoint,
+    huggingFaceToken: () => config.secrets.get('HF_TOKEN'),
+    logger,
+  });
+  const registry = new ModelRegistry(config, engine, logger);
+  try {
+    if (command === 'list') {
+      const statuses = registry.list();
+      if (values.json) {
+        process.stdout.write(
+          `${JSON.stringify(
+            statuses.map((status) => ({
+              name: status.definition.name,
+              provider: status.definition.provider,
+              type: status.definition.type,
+              default: status.definition.name === registry.defaultModel,
+              available: status.available,
+              reason: status.reason,
+            })),
+            null,
+            2,
+          )}\n`,
+        );
+      } else {
+        for (const status of statuses) {
+          const mark = status.available ? 'available  ' : 'unavailable';
+          const isDefault = status.definition.name === registry.defaultModel ? ' (default)' : '';
+          process.stdout.write(
+            `${mark}  ${status.definition.name}${isDefault}  [${status.definition.provider}, ${status.definition.type}]\n`,
+          );
+          if (status.reason !== null) process.stdout.write(`             ${status.reason}\n`);
+        }
+      }
+      return 0;
+    }
+
+    const wanted = names.length > 0 ? names : [registry.defaultModel ?? ''];
+    const targets: LocalModelDefinition[] = [];
+    for (const name of wanted) {
+      const definition = registry.find(name);
+      if (definition === undefined) {
+        process.stderr.write(`Model '${name}' is not in the catalog ('npm run models -- list').\n`);
+        return 1;
+      }
+      if (definition.provider !== 'local') {
+        process.stderr.write(
+          `Model '${name}' is served by ${definition.provider}; there is nothing to download.\n`,
+        );
+        return 1;
+      }
+      targets.push(definition);
+    }
+    let failures = 0;
+    for (const definition of targets) {
+      if (definition.source === null) {
+        process.stderr.write(
+          `Model '${definition.name}' has no 'source'; place its GGUF file at ${definition.file}.\n`,
+        );
+        failures += 1;
+        continue;
+      }
+      const bar = createProgressBar({ label: definition.name });
+      try {
+        const result = await engine.pull(definition, (progress) => bar.update(progress));
+        bar.finish();
+        process.stdout.write(`${definition.name}: ${result.path}\n  sha256 ${result.sha256}`);
+        process.stdout.write(
+          result.checksumSource === 'none'
+            ? '  (NOT verified: the source publishes no checksum; set sha256 in the config to pin it)\n'
+            : `  (verified against the ${result.checksumSource === 'hub' ? "Hub's published digest" : 'configured sha256'})\n`,
+        );
+      } catch (error) {
+        bar.finish();
+        failures += 1;
+        const reason = error instanceof ModelDownloadError ? ` [${error.reason}]` : '';
+        process.stderr.write(
+          `${definition.name}: download failed${reason}: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+      }
+    }
+    return failures === 0 ? 0 : 1;
+  } finally {
+    await engine.close();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,103 @@
+// GET /models, /v1/models and /models/{model}: the model catalog in the spec's shape and OpenAI's
+// at once, with each model's availability and, when unavailable, the reason and the fix.
+import Type from 'typebox';
+import { access } from '../../auth/scopes.js';
+import { NotFoundError } from '../../errors/app-error.js';
+import type { ModelStatus } from '../../models/model-registry.js';
+import type { Services } from '../../services.js';
+import type { App } from '../types.js';
+
+export const ModelSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Catalog identifier; equal to `name`.' }),
+    object: Type.Literal('model'),
+    created: Type.Integer({ description: 'Unix time the catalog was loaded (OpenAI field).' }),
+    owned_by: Type.String({ description: 'The provider (OpenAI field).' }),
+    name: Type.String({ description: 'The value to pass as `model`.' }),
+    display_name: Type.String(),
+    provider: Type.String({
+      description: 'openai, anthropic, google, openai-compatible or local.',
+    }),
+    type: Type.Union([Type.Literal('chat'), Type.Literal('embedding')]),
+    max_tokens: Type.Integer({ description: 'Largest completion a request may ask for.' }),
+    context_length: Type.Integer({ description: 'Context window in tokens.' }),
+    fallbacks: Type.Array(Type.String()),
+    default: Type.Boolean({ description: 'Used when a request names no model.' }),
+    available: Type.Boolean({ description: 'Whether the model can answer now.' }),
+    unavailable_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why not, and how to make it available.',
+    }),
+  },
+  { $id: 'Model', title: 'Model' },
+);
+
+const ModelListSchema = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(Type.Ref('Model')),
+  models: Type.Array(Type.Ref('Model')),
+});
+
+export function modelRoutes(app: App, services: Services): void {
+  const created = Math.floor(Date.now() / 1000);
+  app.addSchema(ModelSchema);
+  const toJson = (status: ModelStatus) => {
+    const { definition } = status;
+    return {
+      id: definition.name,
+      object: 'model' as const,
+      created,
+      owned_by: definition.provider,
+      name: definition.name,
+      display_name: definition.displayName,
+      provider: definition.provider,
+      type: definition.type,
+      max_tokens: definition.maxTokens,
+      context_length: definition.contextLength,
+      fallbacks: [...definition.fallbacks],
+      default: definition.name === services.models.defaultModel,
+      available: status.available,
+      unavailable_reason: status.reason,
+    };
+  };
+
+  for (const prefix of ['', '/v1']) {
+    app.get(
+      `${prefix}/models`,
+      {
+        config: { access: access.scopes('models:read') },
+        schema: {
+          operationId: prefix === '' ? 'listModels' : 'listModelsV1',
+          tags: ['Models'],
+          summary: 'List models',
+          description:
+            'Every configured model, usable or not: an unavailable one says why in `unavailable_reason`. `data` (OpenAI) and `models` (spec) hold the same entries.',
+          response: { 200: ModelListSchema },
+        },
+      },
+      () => {
+        const entries = services.models.list().map(toJson);
+        return { object: 'list' as const, data: entries, models: entries };
+      },
+    );
+
+    app.get(
+      `${prefix}/models/:model`,
+      {
+        config: { access: access.scopes('models:read') },
+        schema: {
+          operationId: prefix === '' ? 'getModel' : 'getModelV1',
+          tags: ['Models'],
+          summary: 'Get a model',
+          description: 'One catalog entry. A name containing `/` is sent URL-encoded (`%2F`).',
+          params: Type.Object({ model: Type.String({ maxLength: 256 }) }),
+          response: { 200: Type.Ref('Model') },
+        },
+      },
+      (request) => {
+        const status = services.models.status(request.params.model);
+        if (status === undefined) throw new NotFoundError('Model', request.params.model);
+        return toJson(status);
+      },
+    );
+  }
+}

@@ -1,0 +1,107 @@
+// Builds AI SDK models for remote definitions (OpenAI, Anthropic, Google, OpenAI-compatible
+// servers such as Ollama, vLLM, llama.cpp, LM Studio, Groq, Together, Mistral), reading each key
+// from its environment variable only when the model is used.
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { EmbeddingModel as SdkEmbeddingModel } from 'ai';
+import type { RemoteModelDefinition, SecretSource } from '../../config/config.js';
+import type { BpeTokenCounter } from '../bpe-token-counter.js';
+import type { ChatModel, EmbeddingModel } from '../spec.js';
+import { AiSdkChatModel, AiSdkEmbeddingModel } from './ai-sdk-chat-model.js';
+import { keepAliveFetch } from './keep-alive-fetch.js';
+
+/** Why a remote model cannot be used now, or null when it can. */
+export function remoteUnavailability(
+  definition: RemoteModelDefinition,
+  secrets: SecretSource,
+): string | null {
+  if (definition.type === 'embedding' && definition.provider === 'anthropic') {
+    return 'Anthropic offers no embedding models; configure another provider for embeddings.';
+  }
+  if (definition.apiKeyEnv !== null && secrets.get(definition.apiKeyEnv) === undefined) {
+    return `The environment variable ${definition.apiKeyEnv} holding the ${definition.provider} API key is not set. Set it and restart the service.`;
+  }
+  return null;
+}
+
+function apiKeyOf(definition: RemoteModelDefinition, secrets: SecretSource): string | undefined {
+  return definition.apiKeyEnv === null ? undefined : secrets.get(definition.apiKeyEnv);
+}
+
+/** Where the provider is, and the keep-alive fetch every provider is given. */
+function baseUrlOption(definition: RemoteModelDefinition): {
+  baseURL?: string;
+  fetch: typeof fetch;
+} {
+  return definition.baseUrl === null
+    ? { fetch: keepAliveFetch }
+    : { baseURL: definition.baseUrl, fetch: keepAliveFetch };
+}
+
+function languageModelOf(
+  definition: RemoteModelDefinition,
+  secrets: SecretSource,
+): LanguageModelV3 {
+  const apiKey = apiKeyOf(definition, secrets);
+  switch (definition.provider) {
+    case 'openai':
+      // The Chat Completions API, which every OpenAI-style server also speaks.
+      return createOpenAI({ apiKey, ...baseUrlOption(definition) }).chat(definition.model);
+    case 'anthropic':
+      return createAnthropic({ apiKey, ...baseUrlOption(definition) })(definition.model);
+    case 'google':
+      return createGoogleGenerativeAI({ apiKey, ...baseUrlOption(definition) })(definition.model);
+    case 'openai-compatible':
+      return createOpenAICompatible({
+        name: definition.name,
+        baseURL: definition.baseUrl ?? '',
+        fetch: keepAliveFetch,
+        ...(apiKey === undefined ? {} : { apiKey }),
+        // Usage in streamed answers needs stream_options.include_usage.
+        includeUsage: true,
+        supportsStructuredOutputs: definition.structuredOutputs,
+      }).chatModel(definition.model);
+  }
+}
+
+function embeddingModelOf(
+  definition: RemoteModelDefinition,
+  secrets: SecretSource,
+): SdkEmbeddingModel {
+  const apiKey = apiKeyOf(definition, secrets);
+  switch (definition.provider) {
+    case 'openai':
+      return createOpenAI({ apiKey, ...baseUrlOption(definition) }).embedding(definition.model);
+    case 'google':
+      return createGoogleGenerativeAI({ apiKey, ...baseUrlOption(definition) }).embedding(
+        definition.model,
+      );
+    case 'openai-compatible':
+      return createOpenAICompatible({
+        name: definition.name,
+        baseURL: definition.baseUrl ?? '',
+        fetch: keepAliveFetch,
+        ...(apiKey === undefined ? {} : { apiKey }),
+      }).embeddingModel(definition.model);
+    case 'anthropic':
+      throw new Error('Anthropic offers no embedding models');
+  }
+}
+
+export function createRemoteChatModel(
+  definition: RemoteModelDefinition,
+  secrets: SecretSource,
+  tokens: BpeTokenCounter,
+): ChatModel {
+  return new AiSdkChatModel(definition, languageModelOf(definition, secrets), tokens);
+}
+
+export function createRemoteEmbeddingModel(
+  definition: RemoteModelDefinition,
+  secrets: SecretSource,
+): EmbeddingModel {
+  return new AiSdkEmbeddingModel(definition, embeddingModelOf(definition, secrets));
+}

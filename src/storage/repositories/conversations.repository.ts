@@ -1,0 +1,302 @@
+// Conversations and their messages. Every query is scoped by account; messages are appended in
+// one transaction with the conversation's counter, which also hands out their order.
+import type { Kysely } from 'kysely';
+import type { DatabaseSchema } from '../schema.js';
+
+export type ConversationStatus = 'active' | 'archived';
+export type MessageRole = 'system' | 'user' | 'assistant';
+
+export interface Conversation {
+  id: string;
+  accountId: string;
+  userId: string | null;
+  title: string;
+  description: string;
+  model: string | null;
+  systemPrompt: string | null;
+  status: ConversationStatus;
+  metadata: Record<string, unknown>;
+  templateName: string | null;
+  templateVariables: Record<string, string> | null;
+  messageCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface StoredMessage {
+  id: string;
+  conversationId: string;
+  seq: number;
+  role: MessageRole;
+  content: string;
+  model: string | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  latencyMs: number | null;
+  finishReason: string | null;
+  createdAt: string;
+}
+
+export type NewMessage = Omit<StoredMessage, 'conversationId' | 'seq'>;
+
+export interface ConversationPatch {
+  title?: string;
+  description?: string;
+  status?: ConversationStatus;
+  metadata?: Record<string, unknown>;
+  templateName?: string | null;
+  templateVariables?: Record<string, string> | null;
+}
+
+export interface ConversationQuery {
+  userId: string;
+  status: ConversationStatus | 'all';
+  order: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+function toConversation(row: DatabaseSchema['conversations']): Conversation {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    userId: row.user_id,
+    title: row.title,
+    description: row.description,
+    model: row.model,
+    systemPrompt: row.system_prompt,
+    status: row.status,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    templateName: row.template_name,
+    templateVariables:
+      row.template_variables === null
+        ? null
+        : (JSON.parse(row.template_variables) as Record<string, string>),
+    messageCount: Number(row.message_count),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toMessage(row: DatabaseSchema['messages']): StoredMessage {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    seq: Number(row.seq),
+    role: row.role,
+    content: row.content,
+    model: row.model,
+    promptTokens: row.prompt_tokens,
+    completionTokens: row.completion_tokens,
+    latencyMs: row.latency_ms,
+    finishReason: row.finish_reason,
+    createdAt: row.created_at,
+  };
+}
+
+export class ConversationsRepository {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  async insert(conversation: Conversation): Promise<void> {
+    await this.db
+      .insertInto('conversations')
+      .values({
+        id: conversation.id,
+        account_id: conversation.accountId,
+        user_id: conversation.userId,
+        title: conversation.title,
+        description: conversation.description,
+        model: conversation.model,
+        system_prompt: conversation.systemPrompt,
+        status: conversation.status,
+        metadata: JSON.stringify(conversation.metadata),
+        template_name: conversation.templateName,
+        template_variables:
+          conversation.templateVariables === null
+            ? null
+            : JSON.stringify(conversation.templateVariables),
+        message_count: 0,
+        created_at: conversation.createdAt,
+        updated_at: conversation.updatedAt,
+      })
+      .execute();
+  }
+
+  async find(accountId: string, id: string): Promise<Conversation | undefined> {
+    const row = await this.db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toConversation(row);
+  }
+
+  async list(
+    accountId: string,
+    query: ConversationQuery,
+  ): Promise<{ conversations: Conversation[]; total: number }> {
+    let filtered = this.db
+      .selectFrom('conversations')
+      .where('account_id', '=', accountId)
+      .where('user_id', '=', query.userId);
+    if (query.status !== 'all') filtered = filtered.where('status', '=', query.status);
+    const rows = await filtered
+      .selectAll()
+      .orderBy('updated_at', query.order)
+      .orderBy('id', query.order)
+      .limit(query.limit)
+      .offset(query.offset)
+      .execute();
+    const { total } = await filtered
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow();
+    return { conversations: rows.map(toConversation), total: Number(total) };
+  }
+
+  async update(
+    accountId: string,
+    id: string,
+    patch: ConversationPatch,
+    updatedAt: string,
+  ): Promise<Conversation | undefined> {
+    await this.db
+      .updateTable('conversations')
+      .set({
+        updated_at: updatedAt,
+        ...(patch.title === undefined ? {} : { title: patch.title }),
+        ...(patch.description === undefined ? {} : { description: patch.description }),
+        ...(patch.status === undefined ? {} : { status: patch.status }),
+        ...(patch.metadata === undefined ? {} : { metadata: JSON.stringify(patch.metadata) }),
+        ...(patch.templateName === undefined ? {} : { template_name: patch.templateName }),
+        ...(patch.templateVariables === undefined
+          ? {}
+          : {
+              template_variables:
+                patch.templateVariables === null ? null : JSON.stringify(patch.templateVariables),
+            }),
+      })
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .execute();
+    return this.find(accountId, id);
+  }
+
+  /** Deletes the conversation with its messages and feedback; false when there was none. */
+  async delete(accountId: string, id: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('conversations')
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  /**
+   * Appends messages in order, in one transaction: the conversation's counter is raised first
+   * (which locks its row), so concurrent appends to one conversation never interleave or collide.
+   * `titleIfEmpty` fills an empty title. Returns the stored messages, or undefined when the
+   * conversation is not in the account.
+   */
+  async appendMessages(
+    accountId: string,
+    conversationId: string,
+    messages: readonly NewMessage[],
+    updatedAt: string,
+    titleIfEmpty?: string,
+  ): Promise<StoredMessage[] | undefined> {
+    return this.db.transaction().execute(async (transaction) => {
+      const counted = await transaction
+        .updateTable('conversations')
+        .set((eb) => ({
+          message_count: eb('message_count', '+', messages.length),
+          updated_at: updatedAt,
+          ...(titleIfEmpty === undefined
+            ? {}
+            : {
+                title: eb
+                  .case()
+                  .when('title', '=', '')
+                  .then(titleIfEmpty)
+                  .else(eb.ref('title'))
+                  .end(),
+              }),
+        }))
+        .where('id', '=', conversationId)
+        .where('account_id', '=', accountId)
+        .returning('message_count')
+        .executeTakeFirst();
+      if (counted === undefined) return undefined;
+      const firstSeq = Number(counted.message_count) - messages.length + 1;
+      const stored = messages.map((message, index) => ({
+        ...message,
+        conversationId,
+        seq: firstSeq + index,
+      }));
+      if (stored.length > 0) {
+        await transaction
+          .insertInto('messages')
+          .values(
+            stored.map((message) => ({
+              id: message.id,
+              conversation_id: conversationId,
+              account_id: accountId,
+              seq: message.seq,
+              role: message.role,
+              content: message.content,
+              model: message.model,
+              prompt_tokens: message.promptTokens,
+              completion_tokens: message.completionTokens,
+              latency_ms: message.latencyMs,
+              finish_reason: message.finishReason,
+              created_at: message.createdAt,
+            })),
+          )
+          .execute();
+      }
+      return stored;
+    });
+  }
+
+  /** The last `limit` messages, oldest first (the context of the next turn). */
+  async recentMessages(conversationId: string, limit: number): Promise<StoredMessage[]> {
+    const rows = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', conversationId)
+      .orderBy('seq', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toMessage).reverse();
+  }
+
+  async listMessages(
+    conversationId: string,
+    page: { limit: number; offset: number; order: 'asc' | 'desc' },
+  ): Promise<{ messages: StoredMessage[]; total: number }> {
+    const rows = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', conversationId)
+      .orderBy('seq', page.order)
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    const { total } = await this.db
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('conversation_id', '=', conversationId)
+      .executeTakeFirstOrThrow();
+    return { messages: rows.map(toMessage), total: Number(total) };
+  }
+
+  async findMessage(accountId: string, messageId: string): Promise<StoredMessage | undefined> {
+    const row = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', '=', messageId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toMessage(row);
+  }
+}
