@@ -1,0 +1,97 @@
+// The search side of knowledge bases, one interface over both dialects: the chunk table's dialect
+// columns, full-text ranking (FTS5 / tsvector) and vector similarity (sqlite-vec / pgvector / scan).
+import type { CreateTableBuilder, Kysely } from 'kysely';
+import type { DatabaseSchema } from '../schema.js';
+
+export interface ChunkRecord {
+  id: string;
+  documentId: string;
+  kbId: string;
+  accountId: string;
+  position: number;
+  title: string;
+  heading: string;
+  text: string;
+  /** Null when the chunk has no vector (no embedding model, or embedding failed). */
+  embedding: Float32Array | null;
+  createdAt: string;
+}
+
+/** A chunk found by one ranking, best first. */
+export interface RankedChunk {
+  chunkId: string;
+  /** Keyword: the engine's relevance (higher is better); vector: cosine similarity, -1..1. */
+  score: number;
+}
+
+export interface KnowledgeIndex {
+  /** How vectors are ranked here, for logs and the OpenAPI description. */
+  readonly vectorMethod: string;
+  /** Start-up work of the dialect (PostgreSQL: find or install pgvector); safe to repeat. */
+  prepare(): Promise<void>;
+  /**
+   * Stores chunks with their vectors and full-text entries, on `executor` (a transaction when the
+   * caller has one). Deleting a chunk row (directly or by cascade) removes it from both indexes.
+   */
+  insertChunks(executor: Kysely<DatabaseSchema>, chunks: readonly ChunkRecord[]): Promise<void>;
+  /** Chunks of these knowledge bases matching any word of `query`, best first. */
+  keywordSearch(kbIds: readonly string[], query: string, limit: number): Promise<RankedChunk[]>;
+  /**
+   * Chunks of these knowledge bases whose vector has the query's length, by cosine similarity,
+   * best first. An exact ranking (no approximate index), so results never miss a better chunk.
+   */
+  vectorSearch(
+    kbIds: readonly string[],
+    vector: Float32Array,
+    limit: number,
+  ): Promise<RankedChunk[]>;
+}
+
+/** What the knowledge migration leaves to the dialect. */
+export interface KnowledgeSchemaDialect {
+  /** The integer `number` column (SQLite: the rowid alias the full-text index points at). */
+  addChunkNumber<C extends string>(
+    table: CreateTableBuilder<'chunks', C>,
+  ): CreateTableBuilder<'chunks', C | 'number'>;
+  readonly embeddingColumnType: Parameters<CreateTableBuilder<'chunks'>['addColumn']>[1];
+  /** Creates the full-text index over `chunks` (title, heading, text) and keeps it in step. */
+  createSearchIndex(db: Kysely<unknown>): Promise<void>;
+}
+
+// Common English words that match most chunks and carry no meaning for ranking; PostgreSQL's
+// `english` configuration drops the same kind of words itself.
+const stopWords = new Set(
+  (
+    'a an and are as at be been but by can could did do does for from had has have how i if in ' +
+    'into is it its me my not of on or our so such than that the their them then there these ' +
+    'they this to was we were what when where which who why will with would you your'
+  ).split(' '),
+);
+
+/**
+ * The words of a user's query as search terms, safe to quote in FTS5 and `websearch_to_tsquery`:
+ * only letters, marks and digits survive, so no input (`"foo`, `a AND OR`, `NEAR(`) can be read as
+ * query syntax. Words joined by punctuation (`snake_case`, `e-mail`) stay together as a phrase.
+ * Stop words are dropped unless nothing else is left.
+ */
+export function keywordTerms(query: string, maxTerms = 32): string[] {
+  const terms: string[] = [];
+  for (const word of query.normalize('NFKC').toLowerCase().split(/\s+/)) {
+    const parts = word.match(/[\p{L}\p{M}\p{N}]+/gu);
+    if (parts === null) continue;
+    const term = parts.map((part) => part.slice(0, 64)).join(' ');
+    if (!terms.includes(term)) terms.push(term);
+  }
+  const meaningful = terms.filter((term) => !stopWords.has(term));
+  return (meaningful.length > 0 ? meaningful : terms).slice(0, maxTerms);
+}
+
+/** Euclidean length; vectors of length 0 cannot be compared by cosine and are not stored. */
+export function vectorNorm(vector: ArrayLike<number>): number {
+  let sum = 0;
+  for (let index = 0; index < vector.length; index += 1) sum += vector[index]! * vector[index]!;
+  return Math.sqrt(sum);
+}
+
+/** Rows per INSERT: well under both dialects' limits on bound parameters. */
+export const chunkInsertBatch = 500;

@@ -1,0 +1,386 @@
+// Knowledge bases, their documents and chunks. Every query is scoped by account; a document and its
+// chunks are stored in one transaction with the knowledge base's counters.
+import type { Kysely } from 'kysely';
+import type { ChunkRecord, KnowledgeIndex } from '../dialects/knowledge-index.js';
+import type { DatabaseSchema } from '../schema.js';
+
+export interface KnowledgeBase {
+  id: string;
+  accountId: string;
+  name: string;
+  description: string;
+  embeddingModel: string | null;
+  embeddingDimensions: number | null;
+  documentCount: number;
+  chunkCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * `complete`: every chunk has a vector; `none`: the knowledge base has no embedding model;
+ * `unavailable`: its model could not be used at upload; `failed`: the model call failed.
+ */
+export type EmbeddingStatus = 'complete' | 'none' | 'unavailable' | 'failed';
+
+export interface KnowledgeDocument {
+  id: string;
+  kbId: string;
+  accountId: string;
+  title: string;
+  contentType: string;
+  source: string | null;
+  metadata: Record<string, unknown>;
+  charCount: number;
+  chunkCount: number;
+  embeddingStatus: EmbeddingStatus;
+  embeddingError: string | null;
+  createdAt: string;
+}
+
+export interface NewKnowledgeDocument extends KnowledgeDocument {
+  content: string;
+  text: string;
+}
+
+/** A chunk with what a search result shows of its document. */
+export interface ChunkWithDocument {
+  id: string;
+  documentId: string;
+  kbId: string;
+  position: number;
+  title: string;
+  heading: string;
+  text: string;
+  source: string | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/** Documents of a knowledge base whose chunks have no vectors although it has a model. */
+export interface UnembeddedDocuments {
+  kbId: string;
+  documents: number;
+  chunks: number;
+}
+
+export type InsertDocumentOutcome =
+  | { kind: 'stored' }
+  | { kind: 'knowledge-base-missing' }
+  /** The knowledge base's vectors have another length (its model changed meanwhile). */
+  | { kind: 'dimensions-differ'; dimensions: number };
+
+function toKnowledgeBase(row: DatabaseSchema['knowledge_bases']): KnowledgeBase {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    description: row.description,
+    embeddingModel: row.embedding_model,
+    embeddingDimensions:
+      row.embedding_dimensions === null ? null : Number(row.embedding_dimensions),
+    documentCount: Number(row.document_count),
+    chunkCount: Number(row.chunk_count),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+type DocumentRow = Omit<DatabaseSchema['documents'], 'content' | 'text'>;
+
+const documentColumns = [
+  'id',
+  'kb_id',
+  'account_id',
+  'title',
+  'content_type',
+  'source',
+  'metadata',
+  'char_count',
+  'chunk_count',
+  'embedding_status',
+  'embedding_error',
+  'created_at',
+] as const;
+
+function toDocument(row: DocumentRow): KnowledgeDocument {
+  return {
+    id: row.id,
+    kbId: row.kb_id,
+    accountId: row.account_id,
+    title: row.title,
+    contentType: row.content_type,
+    source: row.source,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    charCount: Number(row.char_count),
+    chunkCount: Number(row.chunk_count),
+    embeddingStatus: row.embedding_status as EmbeddingStatus,
+    embeddingError: row.embedding_error,
+    createdAt: row.created_at,
+  };
+}
+
+/** Thrown inside the transaction to roll it back. */
+class DimensionsDiffer extends Error {
+  constructor(readonly dimensions: number) {
+    super('embedding dimensions differ');
+  }
+}
+
+export class KnowledgeRepository {
+  constructor(
+    private readonly db: Kysely<DatabaseSchema>,
+    private readonly index: KnowledgeIndex,
+  ) {}
+
+  async insertKnowledgeBase(knowledgeBase: KnowledgeBase): Promise<void> {
+    await this.db
+      .insertInto('knowledge_bases')
+      .values({
+        id: knowledgeBase.id,
+        account_id: knowledgeBase.accountId,
+        name: knowledgeBase.name,
+        description: knowledgeBase.description,
+        embedding_model: knowledgeBase.embeddingModel,
+        embedding_dimensions: knowledgeBase.embeddingDimensions,
+        document_count: 0,
+        chunk_count: 0,
+        created_at: knowledgeBase.createdAt,
+        updated_at: knowledgeBase.updatedAt,
+      })
+      .execute();
+  }
+
+  async findKnowledgeBase(accountId: string, id: string): Promise<KnowledgeBase | undefined> {
+    const row = await this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toKnowledgeBase(row);
+  }
+
+  /** The account's knowledge bases among `ids` (unknown and foreign ids are simply absent). */
+  async findKnowledgeBases(accountId: string, ids: readonly string[]): Promise<KnowledgeBase[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('id', 'in', ids)
+      .where('account_id', '=', accountId)
+      .execute();
+    return rows.map(toKnowledgeBase);
+  }
+
+  async listKnowledgeBases(
+    accountId: string,
+    page: Page,
+  ): Promise<{ knowledgeBases: KnowledgeBase[]; total: number }> {
+    const rows = await this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    const { total } = await this.db
+      .selectFrom('knowledge_bases')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return { knowledgeBases: rows.map(toKnowledgeBase), total: Number(total) };
+  }
+
+  /** Deletes it with its documents and chunks (cascades); false when there was none. */
+  async deleteKnowledgeBase(accountId: string, id: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('knowledge_bases')
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  /**
+   * Stores the document and its chunks, and counts them on the knowledge base, in one transaction.
+   * The knowledge base's row is updated first (which locks it), and the first vectors fix its
+   * `embedding_dimensions`; vectors of another length roll everything back.
+   */
+  async insertDocument(
+    document: NewKnowledgeDocument,
+    chunks: readonly ChunkRecord[],
+    updatedAt: string,
+  ): Promise<InsertDocumentOutcome> {
+    const dimensions = chunks.find((chunk) => chunk.embedding !== null)?.embedding?.length ?? null;
+    try {
+      return await this.db.transaction().execute(async (transaction) => {
+        const counted = await transaction
+          .updateTable('knowledge_bases')
+          .set((eb) => ({
+            document_count: eb('document_count', '+', 1),
+            chunk_count: eb('chunk_count', '+', chunks.length),
+            updated_at: updatedAt,
+            ...(dimensions === null
+              ? {}
+              : {
+                  embedding_dimensions: eb.fn.coalesce('embedding_dimensions', eb.val(dimensions)),
+                }),
+          }))
+          .where('id', '=', document.kbId)
+          .where('account_id', '=', document.accountId)
+          .returning('embedding_dimensions')
+          .executeTakeFirst();
+        if (counted === undefined) return { kind: 'knowledge-base-missing' as const };
+        const stored =
+          counted.embedding_dimensions === null ? null : Number(counted.embedding_dimensions);
+        if (dimensions !== null && stored !== dimensions) {
+          throw new DimensionsDiffer(stored ?? 0);
+        }
+        await transaction
+          .insertInto('documents')
+          .values({
+            id: document.id,
+            kb_id: document.kbId,
+            account_id: document.accountId,
+            title: document.title,
+            content_type: document.contentType,
+            source: document.source,
+            metadata: JSON.stringify(document.metadata),
+            content: document.content,
+            text: document.text,
+            char_count: document.charCount,
+            chunk_count: document.chunkCount,
+            embedding_status: document.embeddingStatus,
+            embedding_error: document.embeddingError,
+            created_at: document.createdAt,
+          })
+          .execute();
+        await this.index.insertChunks(transaction, chunks);
+        return { kind: 'stored' as const };
+      });
+    } catch (error) {
+      if (error instanceof DimensionsDiffer) {
+        return { kind: 'dimensions-differ', dimensions: error.dimensions };
+      }
+      throw error;
+    }
+  }
+
+  async listDocuments(
+    accountId: string,
+    kbId: string,
+    page: Page,
+  ): Promise<{ documents: KnowledgeDocument[]; total: number }> {
+    const rows = await this.db
+      .selectFrom('documents')
+      .select(documentColumns)
+      .where('kb_id', '=', kbId)
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    const { total } = await this.db
+      .selectFrom('documents')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('kb_id', '=', kbId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return { documents: rows.map(toDocument), total: Number(total) };
+  }
+
+  /** Deletes the document with its chunks and uncounts them; false when there was none. */
+  async deleteDocument(
+    accountId: string,
+    kbId: string,
+    documentId: string,
+    updatedAt: string,
+  ): Promise<boolean> {
+    return this.db.transaction().execute(async (transaction) => {
+      const deleted = await transaction
+        .deleteFrom('documents')
+        .where('id', '=', documentId)
+        .where('kb_id', '=', kbId)
+        .where('account_id', '=', accountId)
+        .returning('chunk_count')
+        .executeTakeFirst();
+      if (deleted === undefined) return false;
+      await transaction
+        .updateTable('knowledge_bases')
+        .set((eb) => ({
+          document_count: eb('document_count', '-', 1),
+          chunk_count: eb('chunk_count', '-', Number(deleted.chunk_count)),
+          updated_at: updatedAt,
+        }))
+        .where('id', '=', kbId)
+        .execute();
+      return true;
+    });
+  }
+
+  async chunksWithDocuments(chunkIds: readonly string[]): Promise<Map<string, ChunkWithDocument>> {
+    if (chunkIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('chunks')
+      .innerJoin('documents', 'documents.id', 'chunks.document_id')
+      .select([
+        'chunks.id as id',
+        'chunks.document_id as document_id',
+        'chunks.kb_id as kb_id',
+        'chunks.position as position',
+        'documents.title as title',
+        'chunks.heading as heading',
+        'chunks.text as text',
+        'documents.source as source',
+        'documents.metadata as metadata',
+      ])
+      .where('chunks.id', 'in', chunkIds)
+      .execute();
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        {
+          id: row.id,
+          documentId: row.document_id,
+          kbId: row.kb_id,
+          position: Number(row.position),
+          title: row.title,
+          heading: row.heading,
+          text: row.text,
+          source: row.source,
+          metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+        },
+      ]),
+    );
+  }
+
+  /** Per knowledge base, the documents stored without vectors because embedding failed. */
+  async unembeddedDocuments(kbIds: readonly string[]): Promise<UnembeddedDocuments[]> {
+    if (kbIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('documents')
+      .select((eb) => [
+        'kb_id',
+        eb.fn.countAll<number>().as('documents'),
+        eb.fn.sum<number>('chunk_count').as('chunks'),
+      ])
+      .where('kb_id', 'in', kbIds)
+      .where('embedding_status', 'in', ['unavailable', 'failed'])
+      .groupBy('kb_id')
+      .orderBy('kb_id')
+      .execute();
+    return rows.map((row) => ({
+      kbId: row.kb_id,
+      documents: Number(row.documents),
+      chunks: Number(row.chunks),
+    }));
+  }
+}
