@@ -48,7 +48,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     },
     bodyLimit: config.server.bodyLimitBytes,
     // Path parameters are ids (~30 characters) and model names (≤ 128); longer ones cannot exist.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     // Errors Fastify raises before routing (a malformed URL, an over-long parameter) get the
     // contract's error body like every other.
     frameworkErrors: (error, request, reply) => {

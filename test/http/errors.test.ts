@@ -37,6 +37,16 @@ describe('error responses', () => {
     expect(response.json()).toEqual(errorShape('invalid_request_error', 'method_not_allowed'));
   });
 
+  it('answers an over-long path parameter with 404 not_found', async () => {
+    const response = await harness.app.inject({
+      method: 'GET',
+      url: `/v1/api-keys/key_${'x'.repeat(300)}`,
+      headers: bearer(harness.adminKey),
+    });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual(errorShape('not_found_error', 'not_found'));
+  });
+
   it('answers malformed JSON with 400 invalid_json', async () => {
     const response = await harness.app.inject({
       method: 'POST',
