@@ -1,5 +1,5 @@
 // Execution records: created when a run starts, finished once as completed or failed.
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 
 export type ExecutionStatus = 'running' | 'completed' | 'failed';
@@ -60,29 +60,37 @@ export function toExecution(row: DatabaseSchema['executions']): Execution {
   };
 }
 
+/** The row of a run that has just started on instance `instanceId`. */
+export function runningExecutionRow(
+  execution: Execution,
+  instanceId: string,
+): Insertable<DatabaseSchema['executions']> {
+  return {
+    id: execution.id,
+    account_id: execution.accountId,
+    kind: execution.kind,
+    agent_id: execution.agentId,
+    pipeline_id: execution.pipelineId,
+    conversation_id: execution.conversationId,
+    status: 'running',
+    input: JSON.stringify(execution.input),
+    output: null,
+    error: null,
+    tokens_used: 0,
+    execution_time_ms: null,
+    created_at: execution.createdAt,
+    completed_at: null,
+    instance_id: instanceId,
+  };
+}
+
 export class ExecutionsRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   async insertRunning(execution: Execution, instanceId: string): Promise<void> {
     await this.db
       .insertInto('executions')
-      .values({
-        id: execution.id,
-        account_id: execution.accountId,
-        kind: execution.kind,
-        agent_id: execution.agentId,
-        pipeline_id: execution.pipelineId,
-        conversation_id: execution.conversationId,
-        status: 'running',
-        input: JSON.stringify(execution.input),
-        output: null,
-        error: null,
-        tokens_used: 0,
-        execution_time_ms: null,
-        created_at: execution.createdAt,
-        completed_at: null,
-        instance_id: instanceId,
-      })
+      .values(runningExecutionRow(execution, instanceId))
       .execute();
   }
 

@@ -1,7 +1,12 @@
 // Pipelines with their ordered stages, and the per-stage records of pipeline executions.
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
-import { toExecution, type Execution, type ExecutionError } from './executions.repository.js';
+import {
+  runningExecutionRow,
+  toExecution,
+  type Execution,
+  type ExecutionError,
+} from './executions.repository.js';
 
 export interface PipelineStage {
   id: string;
@@ -192,23 +197,7 @@ export class PipelinesRepository {
     await this.db.transaction().execute(async (transaction) => {
       await transaction
         .insertInto('executions')
-        .values({
-          id: execution.id,
-          account_id: execution.accountId,
-          kind: 'pipeline',
-          agent_id: null,
-          pipeline_id: execution.pipelineId,
-          conversation_id: execution.conversationId,
-          status: 'running',
-          input: JSON.stringify(execution.input),
-          output: null,
-          error: null,
-          tokens_used: 0,
-          execution_time_ms: null,
-          created_at: execution.createdAt,
-          completed_at: null,
-          instance_id: instanceId,
-        })
+        .values(runningExecutionRow(execution, instanceId))
         .execute();
       if (stages.length > 0) {
         await transaction
