@@ -94,4 +94,31 @@ export function vectorNorm(vector: ArrayLike<number>): number {
 }
 
 /** Rows per INSERT: well under both dialects' limits on bound parameters. */
-export const chunkInsertBatch = 500;
+const chunkInsertBatch = 500;
+
+/** Inserts chunk rows in batches, each vector stored as the dialect's `encode` makes it. */
+export async function insertChunkRows(
+  executor: Kysely<DatabaseSchema>,
+  chunks: readonly ChunkRecord[],
+  encode: (embedding: Float32Array) => Buffer | number[],
+): Promise<void> {
+  for (let start = 0; start < chunks.length; start += chunkInsertBatch) {
+    await executor
+      .insertInto('chunks')
+      .values(
+        chunks.slice(start, start + chunkInsertBatch).map((chunk) => ({
+          id: chunk.id,
+          document_id: chunk.documentId,
+          kb_id: chunk.kbId,
+          account_id: chunk.accountId,
+          position: chunk.position,
+          title: chunk.title,
+          heading: chunk.heading,
+          text: chunk.text,
+          embedding: chunk.embedding === null ? null : encode(chunk.embedding),
+          created_at: chunk.createdAt,
+        })),
+      )
+      .execute();
+  }
+}

@@ -14,7 +14,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 import {
-  chunkInsertBatch,
+  insertChunkRows,
   keywordTerms,
   vectorNorm,
   type ChunkRecord,
@@ -71,27 +71,8 @@ export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowle
       pgvector = rows[0]?.present === true;
     },
 
-    async insertChunks(executor, chunks: readonly ChunkRecord[]) {
-      for (let start = 0; start < chunks.length; start += chunkInsertBatch) {
-        await executor
-          .insertInto('chunks')
-          .values(
-            chunks.slice(start, start + chunkInsertBatch).map((chunk) => ({
-              id: chunk.id,
-              document_id: chunk.documentId,
-              kb_id: chunk.kbId,
-              account_id: chunk.accountId,
-              position: chunk.position,
-              title: chunk.title,
-              heading: chunk.heading,
-              text: chunk.text,
-              embedding: chunk.embedding === null ? null : Array.from(chunk.embedding),
-              created_at: chunk.createdAt,
-            })),
-          )
-          .execute();
-      }
-    },
+    insertChunks: (executor, chunks: readonly ChunkRecord[]) =>
+      insertChunkRows(executor, chunks, (embedding) => Array.from(embedding)),
 
     async keywordSearch(kbIds, query, limit): Promise<RankedChunk[]> {
       const text = websearchQuery(query);

@@ -15,7 +15,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 import {
-  chunkInsertBatch,
+  insertChunkRows,
   keywordTerms,
   vectorNorm,
   type ChunkRecord,
@@ -74,27 +74,8 @@ export function createSqliteKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowledg
 
     prepare: () => Promise.resolve(),
 
-    async insertChunks(executor, chunks: readonly ChunkRecord[]) {
-      for (let start = 0; start < chunks.length; start += chunkInsertBatch) {
-        await executor
-          .insertInto('chunks')
-          .values(
-            chunks.slice(start, start + chunkInsertBatch).map((chunk) => ({
-              id: chunk.id,
-              document_id: chunk.documentId,
-              kb_id: chunk.kbId,
-              account_id: chunk.accountId,
-              position: chunk.position,
-              title: chunk.title,
-              heading: chunk.heading,
-              text: chunk.text,
-              embedding: chunk.embedding === null ? null : toBlob(chunk.embedding),
-              created_at: chunk.createdAt,
-            })),
-          )
-          .execute();
-      }
-    },
+    insertChunks: (executor, chunks: readonly ChunkRecord[]) =>
+      insertChunkRows(executor, chunks, toBlob),
 
     async keywordSearch(kbIds, query, limit): Promise<RankedChunk[]> {
       const match = fts5Query(kbIds, query);
