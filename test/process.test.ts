@@ -192,6 +192,11 @@ describe('the service process', () => {
       const model = await reason();
       expect(model).toMatchObject({ id: 'qwen2.5-0.5b-instruct', available: false });
       expect(model!.unavailable_reason).toContain('npm run models -- pull qwen2.5-0.5b-instruct');
+      // The server's own file layout stays in its log; clients see where, relative to the models directory.
+      expect(model!.unavailable_reason).toContain(
+        'place the file at <models directory>/qwen2.5-0.5b-instruct-q4_k_m.gguf',
+      );
+      expect(model!.unavailable_reason).not.toContain(directory);
 
       const chat = await fetch(`http://127.0.0.1:${service.port}/v1/chat`, {
         method: 'POST',
@@ -202,6 +207,7 @@ describe('the service process', () => {
       const error = ((await chat.json()) as { error: { code: string; message: string } }).error;
       expect(error.code).toBe('model_unavailable');
       expect(error.message).toContain('npm run models -- pull');
+      expect(error.message).not.toContain(directory);
     } finally {
       expect(await service.stop()).toBe(0);
     }

@@ -2,6 +2,7 @@
 // model, whether the file is there, being downloaded or failed to load, says how to fix it, loads
 // models on first use, and fetches missing ones in the background when configured to.
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GbnfJsonSchema, Llama, LlamaEmbeddingContext, LlamaGrammar } from 'node-llama-cpp';
 import type { LocalModelDefinition } from '../../config/config.js';
@@ -58,6 +59,23 @@ function describeProgress(progress: DownloadProgress | null): string {
   if (progress.totalBytes === null || progress.totalBytes === 0) return received;
   const percent = Math.floor((progress.receivedBytes / progress.totalBytes) * 100);
   return `${percent}% (${received} of ${(progress.totalBytes / mebibyte).toFixed(0)} MiB)`;
+}
+
+/**
+ * `text` as clients may see it: the model file's directory shown relative to the working directory
+ * (`data/models`), or as `<models directory>` when it lies elsewhere. The server's own layout stays
+ * in its log. Paths of the partial and lock files start with the same directory, so they go too.
+ */
+function forClients(text: string, file: string): string {
+  const directory = path.dirname(file);
+  const relative = path.relative(process.cwd(), directory);
+  const shown =
+    relative === ''
+      ? '.'
+      : relative.startsWith('..') || path.isAbsolute(relative)
+        ? '<models directory>'
+        : relative;
+  return text.replaceAll(directory, shown);
 }
 
 function howToGet(definition: LocalModelDefinition): string {
@@ -151,7 +169,10 @@ class LocalModel implements LocalModelHandle {
       const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
       this.state = {
         kind: 'load_failed',
-        reason: `The file ${definition.file} could not be loaded (${detail}). It may be incomplete or not a GGUF model; delete it and run 'npm run models -- pull ${definition.name}'.`,
+        reason: forClients(
+          `The file ${definition.file} could not be loaded (${detail}). It may be incomplete or not a GGUF model; delete it and run 'npm run models -- pull ${definition.name}'.`,
+          definition.file,
+        ),
       };
       throw new UpstreamError(
         'model_unavailable',
@@ -190,7 +211,10 @@ export class NodeLlamaEngine implements LocalEngine {
       case 'download_failed':
         return `The model file is missing and its automatic download failed: ${state.reason} When the network allows, run 'npm run models -- pull ${definition.name}'.`;
       case 'idle':
-        return `The model file ${definition.file} is missing. ${howToGet(definition)}`;
+        return forClients(
+          `The model file ${definition.file} is missing. ${howToGet(definition)}`,
+          definition.file,
+        );
     }
   }
 
@@ -262,7 +286,7 @@ export class NodeLlamaEngine implements LocalEngine {
       return result;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      model.state = { kind: 'download_failed', reason };
+      model.state = { kind: 'download_failed', reason: forClients(reason, definition.file) };
       logger.warn({ model: definition.name, reason }, 'local model download failed');
       throw error;
     }
