@@ -1,6 +1,7 @@
 // Accounts: the tenants that own keys and everything the keys create.
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export interface Account {
   id: string;
@@ -50,18 +51,9 @@ export class AccountsRepository {
     limit: number;
     offset: number;
   }): Promise<{ accounts: Account[]; total: number }> {
-    const rows = await this.db
-      .selectFrom('accounts')
-      .selectAll()
-      .orderBy('created_at', 'asc')
-      .orderBy('id', 'asc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    const { total } = await this.db
-      .selectFrom('accounts')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirstOrThrow();
-    return { accounts: rows.map(toAccount), total: Number(total) };
+    const { rows, total } = await pageOf(this.db.selectFrom('accounts'), page, (query) =>
+      query.selectAll().orderBy('created_at', 'asc').orderBy('id', 'asc'),
+    );
+    return { accounts: rows.map(toAccount), total };
   }
 }

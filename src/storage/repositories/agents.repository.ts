@@ -1,6 +1,7 @@
 // Agents: an account's own, and public ones of other accounts that it may read and execute.
 import type { Kysely, Selectable } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export interface Agent {
   id: string;
@@ -78,17 +79,10 @@ export class AgentsRepository {
     const visible = this.db
       .selectFrom('agents')
       .where((eb) => eb.or([eb('account_id', '=', accountId), eb('is_public', '=', 1)]));
-    const rows = await visible
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    const { total } = await visible
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirstOrThrow();
-    return { agents: rows.map(toAgent), total: Number(total) };
+    const { rows, total } = await pageOf(visible, page, (query) =>
+      query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    );
+    return { agents: rows.map(toAgent), total };
   }
 
   async update(

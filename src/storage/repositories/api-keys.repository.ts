@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { Scope } from '../../auth/scopes.js';
 import type { DatabaseSchema } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export interface ApiKeyRecord {
   id: string;
@@ -92,21 +93,12 @@ export class ApiKeysRepository {
     accountId: string,
     page: { limit: number; offset: number },
   ): Promise<{ keys: ApiKeyRecord[]; total: number }> {
-    const rows = await this.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    const { total } = await this.db
-      .selectFrom('api_keys')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    return { keys: rows.map(toRecord), total: Number(total) };
+    const { rows, total } = await pageOf(
+      this.db.selectFrom('api_keys').where('account_id', '=', accountId),
+      page,
+      (query) => query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    );
+    return { keys: rows.map(toRecord), total };
   }
 
   /** Sets `revoked_at` once; a key already revoked keeps its first revocation time. */

@@ -2,6 +2,7 @@
 // one transaction with the conversation's counter, which also hands out their order.
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export type ConversationStatus = 'active' | 'archived';
 export type MessageRole = 'system' | 'user' | 'assistant';
@@ -141,17 +142,10 @@ export class ConversationsRepository {
       .where('account_id', '=', accountId)
       .where('user_id', '=', query.userId);
     if (query.status !== 'all') filtered = filtered.where('status', '=', query.status);
-    const rows = await filtered
-      .selectAll()
-      .orderBy('updated_at', query.order)
-      .orderBy('id', query.order)
-      .limit(query.limit)
-      .offset(query.offset)
-      .execute();
-    const { total } = await filtered
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirstOrThrow();
-    return { conversations: rows.map(toConversation), total: Number(total) };
+    const { rows, total } = await pageOf(filtered, query, (selected) =>
+      selected.selectAll().orderBy('updated_at', query.order).orderBy('id', query.order),
+    );
+    return { conversations: rows.map(toConversation), total };
   }
 
   async update(
@@ -274,20 +268,12 @@ export class ConversationsRepository {
     conversationId: string,
     page: { limit: number; offset: number; order: 'asc' | 'desc' },
   ): Promise<{ messages: StoredMessage[]; total: number }> {
-    const rows = await this.db
-      .selectFrom('messages')
-      .selectAll()
-      .where('conversation_id', '=', conversationId)
-      .orderBy('seq', page.order)
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    const { total } = await this.db
-      .selectFrom('messages')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('conversation_id', '=', conversationId)
-      .executeTakeFirstOrThrow();
-    return { messages: rows.map(toMessage), total: Number(total) };
+    const { rows, total } = await pageOf(
+      this.db.selectFrom('messages').where('conversation_id', '=', conversationId),
+      page,
+      (query) => query.selectAll().orderBy('seq', page.order),
+    );
+    return { messages: rows.map(toMessage), total };
   }
 
   async findMessage(accountId: string, messageId: string): Promise<StoredMessage | undefined> {

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { ChunkRecord, KnowledgeIndex } from '../dialects/knowledge-index.js';
 import type { DatabaseSchema } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export interface KnowledgeBase {
   id: string;
@@ -181,21 +182,12 @@ export class KnowledgeRepository {
     accountId: string,
     page: Page,
   ): Promise<{ knowledgeBases: KnowledgeBase[]; total: number }> {
-    const rows = await this.db
-      .selectFrom('knowledge_bases')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    const { total } = await this.db
-      .selectFrom('knowledge_bases')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    return { knowledgeBases: rows.map(toKnowledgeBase), total: Number(total) };
+    const { rows, total } = await pageOf(
+      this.db.selectFrom('knowledge_bases').where('account_id', '=', accountId),
+      page,
+      (query) => query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    );
+    return { knowledgeBases: rows.map(toKnowledgeBase), total };
   }
 
   /** Deletes it with its documents and chunks (cascades); false when there was none. */
@@ -278,23 +270,12 @@ export class KnowledgeRepository {
     kbId: string,
     page: Page,
   ): Promise<{ documents: KnowledgeDocument[]; total: number }> {
-    const rows = await this.db
-      .selectFrom('documents')
-      .select(documentColumns)
-      .where('kb_id', '=', kbId)
-      .where('account_id', '=', accountId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    const { total } = await this.db
-      .selectFrom('documents')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('kb_id', '=', kbId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    return { documents: rows.map(toDocument), total: Number(total) };
+    const { rows, total } = await pageOf(
+      this.db.selectFrom('documents').where('kb_id', '=', kbId).where('account_id', '=', accountId),
+      page,
+      (query) => query.select(documentColumns).orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    );
+    return { documents: rows.map(toDocument), total };
   }
 
   /** Deletes the document with its chunks and uncounts them; false when there was none. */

@@ -1,6 +1,7 @@
 // Pipelines with their ordered stages, and the per-stage records of pipeline executions.
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
+import { pageOf } from './paging.js';
 import {
   runningExecutionRow,
   toExecution,
@@ -146,21 +147,12 @@ export class PipelinesRepository {
     accountId: string,
     page: { limit: number; offset: number },
   ): Promise<{ pipelines: Pipeline[]; total: number }> {
-    const rows = await this.db
-      .selectFrom('pipelines')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    const { total } = await this.db
-      .selectFrom('pipelines')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    return { pipelines: rows.map(toPipeline), total: Number(total) };
+    const { rows, total } = await pageOf(
+      this.db.selectFrom('pipelines').where('account_id', '=', accountId),
+      page,
+      (query) => query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    );
+    return { pipelines: rows.map(toPipeline), total };
   }
 
   async update(pipeline: Pipeline): Promise<void> {
@@ -277,22 +269,14 @@ export class PipelinesRepository {
     pipelineId: string,
     page: { limit: number; offset: number },
   ): Promise<{ executions: Execution[]; total: number }> {
-    const rows = await this.db
-      .selectFrom('executions')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('pipeline_id', '=', pipelineId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    const { total } = await this.db
-      .selectFrom('executions')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('account_id', '=', accountId)
-      .where('pipeline_id', '=', pipelineId)
-      .executeTakeFirstOrThrow();
-    return { executions: rows.map(toExecution), total: Number(total) };
+    const { rows, total } = await pageOf(
+      this.db
+        .selectFrom('executions')
+        .where('account_id', '=', accountId)
+        .where('pipeline_id', '=', pipelineId),
+      page,
+      (query) => query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    );
+    return { executions: rows.map(toExecution), total };
   }
 }
