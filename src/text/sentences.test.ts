@@ -1,6 +1,6 @@
-// Tests for the sentence splitter on real-prose traps: abbreviations, numbers, quotes, lists and CJK.
+// The sentence splitter on real-prose traps: abbreviations, numbers, quotes, lists, CJK and other scripts.
 import { describe, expect, it } from 'vitest';
-import { splitSentences } from './sentences.js';
+import { sentencePieces, splitSentences } from './sentences.js';
 
 describe('splitSentences', () => {
   it('splits at full stops, question and exclamation marks', () => {
@@ -140,5 +140,108 @@ describe('splitSentences', () => {
     expect(splitSentences('  Hello \t  world  ')).toEqual(['Hello world']);
     expect(splitSentences('')).toEqual([]);
     expect(splitSentences(' \n\n ')).toEqual([]);
+  });
+});
+
+const texts = (pieces: { text: string }[]) => pieces.map((piece) => piece.text);
+
+// The knowledge chunker and the summariser each had a splitter; these are the cases they split
+// differently, with the answer the toolkit gives.
+describe('where the two former splitters disagreed', () => {
+  it.each([
+    [
+      'She moved to the U.K. Then she studied law.',
+      ['She moved to the U.K.', 'Then she studied law.'],
+    ],
+    ['Smith et al. They agreed.', ['Smith et al.', 'They agreed.']],
+    ['We meet at 9 a.m. The room is booked.', ['We meet at 9 a.m.', 'The room is booked.']],
+    ['Apple Inc. The company grew.', ['Apple Inc.', 'The company grew.']],
+    ['Main St. The store is there.', ['Main St.', 'The store is there.']],
+    ['Apple Inc. Chief executives met.', ['Apple Inc. Chief executives met.']],
+    ['Steps: 1. Open the app. 2. Sign in.', ['Steps: 1. Open the app.', '2. Sign in.']],
+    [
+      'Er sagte: „Das ist z. B. gut.“ Dann ging er.',
+      ['Er sagte: „Das ist z. B. gut.“', 'Dann ging er.'],
+    ],
+  ])('%s', (text, expected) => {
+    expect(texts(sentencePieces(text))).toEqual(expected);
+  });
+});
+
+describe('sentencePieces', () => {
+  it('ends sentences at . ! ? … before a capital, a digit or a quote', () => {
+    expect(
+      texts(sentencePieces('It works! Really? Yes. "Quoted." 42 is the answer… Done')),
+    ).toEqual(['It works!', 'Really?', 'Yes.', '"Quoted."', '42 is the answer…', 'Done']);
+  });
+
+  it('keeps abbreviations, initials, dotted initialisms and numbers before their word', () => {
+    expect(
+      texts(
+        sentencePieces(
+          'Use a tool, e.g. Python, i.e. Something dynamic. Ask Dr. Smith and Prof. Jones. J. R. R. Tolkien wrote. See Fig. 3 and No. 5 vs. Apple.',
+        ),
+      ),
+    ).toEqual([
+      'Use a tool, e.g. Python, i.e. Something dynamic.',
+      'Ask Dr. Smith and Prof. Jones.',
+      'J. R. R. Tolkien wrote.',
+      'See Fig. 3 and No. 5 vs. Apple.',
+    ]);
+  });
+
+  it('keeps the number of a numbered item with its text', () => {
+    expect(texts(sentencePieces('1. Download the package. 2. Install it.'))).toEqual([
+      '1. Download the package.',
+      '2. Install it.',
+    ]);
+  });
+
+  it('gives CJK sentences no separator and others a space', () => {
+    const pieces = sentencePieces('東京は晴れです。大阪は「雨」です！本当？ Yes, really.');
+    expect(pieces).toEqual([
+      { text: '東京は晴れです。', separator: '' },
+      { text: '大阪は「雨」です！', separator: '' },
+      { text: '本当？', separator: '' },
+      { text: 'Yes, really.', separator: ' ' },
+    ]);
+  });
+
+  it("splits at other scripts' terminators, which Unicode knows and the rules above do not", () => {
+    expect(texts(sentencePieces('नमस्ते। आप कैसे हैं? मैं ठीक हूँ।'))).toEqual([
+      'नमस्ते।',
+      'आप कैसे हैं?',
+      'मैं ठीक हूँ।',
+    ]);
+    expect(texts(sentencePieces('مرحبا. كيف حالك؟ أنا بخير.'))).toEqual([
+      'مرحبا.',
+      'كيف حالك؟',
+      'أنا بخير.',
+    ]);
+    // Boundaries ICU finds are judged by the same rules: "Dr." does not end a sentence.
+    expect(texts(sentencePieces('Dr. Smith ने कहा। Then he left.'))).toEqual([
+      'Dr. Smith ने कहा।',
+      'Then he left.',
+    ]);
+    expect(texts(sentencePieces('Привет. Как дела? Хорошо!'))).toEqual([
+      'Привет.',
+      'Как дела?',
+      'Хорошо!',
+    ]);
+  });
+
+  it('collapses whitespace and returns nothing for blank text', () => {
+    expect(texts(sentencePieces('  One.\n\n  Two.  '))).toEqual(['One.', 'Two.']);
+    expect(sentencePieces('   ')).toEqual([]);
+  });
+
+  it('takes time linear in the length of the text', () => {
+    // ICU alone took 20 s on a megabyte of prose and minutes on Japanese.
+    const started = Date.now();
+    const prose = sentencePieces('This is one, e.g. of many. Another follows it! '.repeat(20_000));
+    const japanese = sentencePieces('東京は日本の首都です。'.repeat(50_000));
+    expect(prose).toHaveLength(40_000);
+    expect(japanese).toHaveLength(50_000);
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

@@ -1,5 +1,5 @@
 // Extractive summarisation: ranks a text's sentences by TextRank and returns the central ones as summary and key points.
-import { InvalidParameterError } from '../../errors/app-error.js';
+import { InvalidParameterError } from '../errors/app-error.js';
 import { splitSentences } from './sentences.js';
 
 /** Labels every result, so an extract is never mistaken for a summary a model wrote. */
