@@ -1,0 +1,207 @@
+// Execution records, for agent runs and pipeline runs alike: started, their stages moved, finished
+// once — each change written, then announced on the change feed — read back, listed, and followed
+// as a stream of events derived from the records.
+import { NotFoundError } from '../errors/app-error.js';
+import { newId } from '../ids.js';
+import type { ExecutionsRepository } from '../storage/repositories/executions.repository.js';
+import type { ExecutionChangeFeed } from './change-feed.js';
+import {
+  executionError,
+  type Execution,
+  type ExecutionDetail,
+  type ExecutionEvent,
+  type ExecutionOutcome,
+  type NewExecution,
+  type StagePlan,
+  type StageRecord,
+  type StageUpdate,
+} from './execution.js';
+
+/** Finds a conversation of the account (and of the user, when one is given) or throws NotFoundError. */
+export interface ConversationLookup {
+  get(accountId: string, id: string, userId?: string | null): Promise<unknown>;
+}
+
+export interface ExecutionServiceOptions {
+  repository: ExecutionsRepository;
+  feed: ExecutionChangeFeed;
+  conversations: ConversationLookup;
+  /** Recorded on executions, to recover runs a stopped instance left running. */
+  instanceId: string;
+  now?: () => number;
+}
+
+export const interruptedError = executionError(
+  'interrupted',
+  'interrupted: the service instance running this execution stopped before it finished',
+);
+
+const finishedStage = new Set<StageRecord['status']>(['completed', 'failed', 'skipped']);
+
+export class ExecutionService {
+  private readonly now: () => number;
+
+  constructor(private readonly options: ExecutionServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  /** Where changes are announced: this process only, or every instance (see change-feed.ts). */
+  get feedReach() {
+    return this.options.feed.reach;
+  }
+
+  /**
+   * Records a run as running, with one pending record per planned stage. A `conversationId` must
+   * name a conversation of the account (and of `userId`, when given): otherwise 404, nothing recorded.
+   */
+  async start(
+    spec: NewExecution,
+    stages: readonly StagePlan[] = [],
+  ): Promise<{ execution: Execution; stages: Array<{ id: string; plan: StagePlan }> }> {
+    const conversationId = spec.conversationId ?? null;
+    const userId = spec.userId ?? null;
+    if (conversationId !== null) {
+      await this.options.conversations.get(spec.accountId, conversationId, userId);
+    }
+    const execution: Execution = {
+      id: newId('exec'),
+      accountId: spec.accountId,
+      kind: spec.kind,
+      agentId: spec.agentId ?? null,
+      pipelineId: spec.pipelineId ?? null,
+      conversationId,
+      userId,
+      status: 'running',
+      input: spec.input,
+      output: null,
+      error: null,
+      tokensUsed: 0,
+      executionTimeMs: null,
+      createdAt: this.iso(),
+      completedAt: null,
+      apiKeyId: spec.apiKeyId ?? null,
+    };
+    const records = stages.map((plan) => ({ id: newId('stage'), plan }));
+    await this.options.repository.insert(execution, this.options.instanceId, records);
+    this.options.feed.changed(execution.id);
+    return { execution, stages: records };
+  }
+
+  async updateStage(
+    executionId: string,
+    stageRecordId: string,
+    update: StageUpdate,
+  ): Promise<void> {
+    await this.options.repository.updateStage(stageRecordId, update);
+    this.options.feed.changed(executionId);
+  }
+
+  /** Records how the run ended (a failed run's unfinished stages become skipped); once only. */
+  async finish(execution: Execution, outcome: ExecutionOutcome): Promise<Execution> {
+    const completedAt = this.iso();
+    await this.options.repository.finish(execution.id, { ...outcome, completedAt });
+    this.options.feed.changed(execution.id);
+    return { ...execution, ...outcome, completedAt };
+  }
+
+  async get(accountId: string, id: string): Promise<ExecutionDetail> {
+    const execution = await this.options.repository.find(accountId, id);
+    if (execution === undefined) throw new NotFoundError('Execution', id);
+    const stages =
+      execution.kind === 'pipeline' ? await this.options.repository.stagesOf(execution.id) : [];
+    return { execution, stages };
+  }
+
+  listForPipeline(accountId: string, pipelineId: string, page: { limit: number; offset: number }) {
+    return this.options.repository.listForPipeline(accountId, pipelineId, page);
+  }
+
+  /** Fails runs whose instance stopped beating before `aliveSince`; announces each; how many. */
+  async failOrphaned(aliveSince: string): Promise<string[]> {
+    const ids = await this.options.repository.failOrphaned(
+      aliveSince,
+      interruptedError,
+      this.iso(),
+    );
+    for (const id of ids) this.options.feed.changed(id);
+    return ids;
+  }
+
+  /**
+   * The events of an execution (404 first when the account cannot see it): what already happened
+   * at once, then each change as it is announced, until `execution-end` or `signal` aborts. The
+   * follower reads the records when woken, and only then: no polling.
+   */
+  async follow(
+    accountId: string,
+    id: string,
+    signal: AbortSignal,
+  ): Promise<AsyncIterable<ExecutionEvent>> {
+    const state = { dirty: false, wakeUp: null as (() => void) | null };
+    const wake = () => {
+      state.dirty = true;
+      state.wakeUp?.();
+    };
+    // Watching starts before the first read, so a change between the two is not missed.
+    const unwatch = this.options.feed.watch(id, wake);
+    const stop = () => {
+      unwatch();
+      state.wakeUp?.();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    let first: ExecutionDetail;
+    try {
+      first = await this.get(accountId, id);
+    } catch (error) {
+      signal.removeEventListener('abort', stop);
+      unwatch();
+      throw error;
+    }
+    const read = () => this.get(accountId, id);
+    return (async function* events(): AsyncGenerator<ExecutionEvent> {
+      const started = new Set<string>();
+      const ended = new Set<string>();
+      let detail = first;
+      try {
+        for (;;) {
+          const { execution, stages } = detail;
+          for (const stage of stages) {
+            if (
+              stage.status !== 'pending' &&
+              stage.status !== 'skipped' &&
+              !started.has(stage.id)
+            ) {
+              started.add(stage.id);
+              yield { type: 'stage-start', execution, stage };
+            }
+            if (finishedStage.has(stage.status) && !ended.has(stage.id)) {
+              ended.add(stage.id);
+              yield { type: 'stage-end', execution, stage };
+            }
+          }
+          if (execution.status !== 'running') {
+            const stagesCompleted = stages.filter((stage) => stage.status === 'completed').length;
+            yield { type: 'execution-end', execution, stagesCompleted };
+            return;
+          }
+          if (!state.dirty && !signal.aborted) {
+            await new Promise<void>((resolve) => {
+              state.wakeUp = resolve;
+            });
+            state.wakeUp = null;
+          }
+          if (signal.aborted) return;
+          state.dirty = false;
+          detail = await read();
+        }
+      } finally {
+        signal.removeEventListener('abort', stop);
+        unwatch();
+      }
+    })();
+  }
+}

@@ -1,0 +1,72 @@
+// Execution records of agent and pipeline runs: read one, or follow it as Server-Sent Events.
+import Type from 'typebox';
+import { access } from '../../auth/scopes.js';
+import type { ExecutionEvent } from '../../executions/execution.js';
+import type { Services } from '../../services.js';
+import { ObjectIdSchema } from '../schemas/common.js';
+import { clientGoneSignal, sendEventStream, serverSentEvents } from '../streaming.js';
+import { principalOf, type App } from '../types.js';
+import { ExecutionSchema, executionEventToJson, executionToJson } from './execution-json.js';
+
+const ExecutionIdParams = Type.Object({ execution_id: ObjectIdSchema('exec_…') });
+
+async function* asJson(events: AsyncIterable<ExecutionEvent>) {
+  for await (const event of events) yield executionEventToJson(event);
+}
+
+export function executionRoutes(app: App, services: Services): void {
+  app.get(
+    '/v1/executions/:execution_id',
+    {
+      config: { access: access.scopes('agents:read'), feature: 'agent_orchestration' },
+      schema: {
+        operationId: 'getExecution',
+        tags: ['Executions'],
+        summary: 'Get an execution',
+        description:
+          'An agent or pipeline execution with its input, output, error, the `user_id` and `conversation_id` it was run with, and (for a pipeline) its stages. Another account’s execution answers 404.',
+        params: ExecutionIdParams,
+        response: { 200: Type.Object({ execution: ExecutionSchema }) },
+      },
+    },
+    async (request) => {
+      const { execution, stages } = await services.executions.get(
+        principalOf(request).accountId,
+        request.params.execution_id,
+      );
+      return { execution: executionToJson(execution, stages) };
+    },
+  );
+
+  app.get(
+    '/v1/executions/:execution_id/events',
+    {
+      config: { access: access.scopes('agents:read'), feature: 'agent_orchestration' },
+      schema: {
+        operationId: 'followExecution',
+        tags: ['Executions'],
+        summary: 'Follow an execution (Server-Sent Events)',
+        description: [
+          'One `data:` line per event, as the execution’s records change: `{"type":"stage-start","execution_id","stage","stage_id","position","started_at"}`, `{"type":"stage-end",…the stage record…,"stage"}` (a skipped stage has only its end) and finally `{"type":"execution-end","execution_id","kind","status","output","error","error_detail","metrics":{"execution_time_ms","stages_completed","tokens_used"}}`; then the stream closes. An agent execution has only its end.',
+          'What already happened is sent at once (a finished execution is replayed whole), then each change as it is made — by whichever instance runs it: changes reach every instance through PostgreSQL LISTEN/NOTIFY or, with REDIS_URL, Redis pub/sub.',
+        ].join('\n\n'),
+        params: ExecutionIdParams,
+        response: {
+          200: {
+            description: 'The event stream.',
+            content: { 'text/event-stream': { schema: Type.String() } },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const signal = clientGoneSignal(reply);
+      const events = await services.executions.follow(
+        principalOf(request).accountId,
+        request.params.execution_id,
+        signal,
+      );
+      return sendEventStream(reply, serverSentEvents(asJson(events)));
+    },
+  );
+}
