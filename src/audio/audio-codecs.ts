@@ -1,0 +1,297 @@
+// Audio decoding (WAV, MP3, Ogg/Opus, FLAC, WebM/Opus, raw LINEAR16), down-mixing, resampling and
+// encoding (MP3, WAV, PCM): CPU-bound, so it runs in the audio worker threads, never on the event
+// loop. The codecs are WebAssembly builds of mpg123, libopus, libFLAC, libsamplerate and LAME.
+import { createRequire } from 'node:module';
+import { Readable } from 'node:stream';
+import {
+  EbmlStreamDecoder,
+  EbmlTagId,
+  EbmlTagPosition,
+  type Block,
+  type EbmlTag,
+} from 'ebml-stream';
+import type * as SamplerateModule from '@alexanderolsen/libsamplerate-js';
+import type { createMp3Encoder as createMp3EncoderType } from 'wasm-media-encoders';
+import { AudioFormatError, type DecodedAudio } from './audio-types.js';
+import { parseWav, wavFile } from './wav.js';
+
+export { AudioFormatError, type DecodedAudio };
+
+export const inputFormats = ['linear16', 'wav', 'mp3', 'ogg', 'flac', 'webm'] as const;
+export type InputFormat = (typeof inputFormats)[number];
+
+export const outputFormats = ['mp3', 'wav', 'pcm'] as const;
+export type OutputFormat = (typeof outputFormats)[number];
+
+/** Sample rates an MP3 can have (MPEG-1, 2 and 2.5 layer III). */
+export const mp3SampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
+
+const require = createRequire(import.meta.url);
+
+/** The container, read from the first bytes; null when it is none of the supported ones. */
+export function sniffFormat(bytes: Uint8Array): Exclude<InputFormat, 'linear16'> | null {
+  const ascii = (start: number, end: number) =>
+    String.fromCharCode(...bytes.subarray(start, Math.min(end, bytes.length)));
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'wav';
+  if (ascii(0, 4) === 'OggS') return 'ogg';
+  if (ascii(0, 4) === 'fLaC') return 'flac';
+  if (bytes[0] === 0x1a && bytes[1] === 0x45 && bytes[2] === 0xdf && bytes[3] === 0xa3) {
+    return 'webm';
+  }
+  if (ascii(0, 3) === 'ID3') return 'mp3';
+  // An MPEG audio frame starts with 11 set bits (the frame sync).
+  if (bytes[0] === 0xff && bytes[1] !== undefined && (bytes[1] & 0xe0) === 0xe0) return 'mp3';
+  return null;
+}
+
+export interface DecodeOptions {
+  /** `linear16` needs `sampleRate` and `channels`; other formats carry their own. */
+  format: InputFormat | null;
+  sampleRate?: number;
+  channels?: number;
+}
+
+export async function decodeAudio(
+  bytes: Uint8Array,
+  options: DecodeOptions,
+): Promise<DecodedAudio> {
+  const format = options.format === 'linear16' ? 'linear16' : sniffFormat(bytes);
+  if (format === null) {
+    throw new AudioFormatError(
+      `The audio is not ${options.format === null ? 'in a recognised format' : options.format}: expected WAV, MP3, Ogg/Opus, FLAC or WebM/Opus, or raw LINEAR16 with config.encoding.`,
+    );
+  }
+  if (options.format !== null && options.format !== format) {
+    throw new AudioFormatError(
+      `config.encoding says ${options.format} but the audio is ${format}.`,
+    );
+  }
+  switch (format) {
+    case 'linear16':
+      return decodeLinear16(bytes, options.sampleRate ?? 16000, options.channels ?? 1);
+    case 'wav':
+      return parseWav(bytes);
+    case 'mp3':
+      return decodeMp3(bytes);
+    case 'ogg':
+      return decodeOggOpus(bytes);
+    case 'flac':
+      return decodeFlac(bytes);
+    case 'webm':
+      return decodeWebm(bytes);
+  }
+}
+
+function decodeLinear16(bytes: Uint8Array, sampleRate: number, channelCount: number): DecodedAudio {
+  const frameBytes = 2 * channelCount;
+  const frames = Math.floor(bytes.length / frameBytes);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const channels = Array.from({ length: channelCount }, () => new Float32Array(frames));
+  for (let frame = 0; frame < frames; frame += 1) {
+    for (let channel = 0; channel < channelCount; channel += 1) {
+      channels[channel]![frame] = view.getInt16(frame * frameBytes + channel * 2, true) / 32768;
+    }
+  }
+  return { channels, sampleRate };
+}
+
+interface WasmDecoded {
+  channelData: Float32Array[];
+  samplesDecoded: number;
+  sampleRate: number;
+  errors: { message: string }[];
+}
+
+function checked(decoded: WasmDecoded, what: string): DecodedAudio {
+  if (decoded.samplesDecoded === 0 && decoded.errors.length > 0) {
+    throw new AudioFormatError(
+      `The ${what} audio could not be decoded: ${decoded.errors[0]!.message}.`,
+    );
+  }
+  return {
+    channels: decoded.channelData.map((channel) => channel.subarray(0, decoded.samplesDecoded)),
+    sampleRate: decoded.sampleRate,
+  };
+}
+
+async function decodeMp3(bytes: Uint8Array): Promise<DecodedAudio> {
+  const { MPEGDecoder } = await import('mpg123-decoder');
+  const decoder = new MPEGDecoder();
+  await decoder.ready;
+  try {
+    return checked(decoder.decode(bytes), 'MP3');
+  } finally {
+    decoder.free();
+  }
+}
+
+async function decodeOggOpus(bytes: Uint8Array): Promise<DecodedAudio> {
+  const { OggOpusDecoder } = await import('ogg-opus-decoder');
+  const decoder = new OggOpusDecoder();
+  await decoder.ready;
+  try {
+    return checked(await decoder.decodeFile(bytes), 'Ogg/Opus');
+  } finally {
+    decoder.free();
+  }
+}
+
+async function decodeFlac(bytes: Uint8Array): Promise<DecodedAudio> {
+  const { FLACDecoder } = await import('@wasm-audio-decoders/flac');
+  const decoder = new FLACDecoder();
+  await decoder.ready;
+  try {
+    return checked(await decoder.decodeFile(bytes), 'FLAC');
+  } finally {
+    decoder.free();
+  }
+}
+
+/** WebM/Matroska: the first Opus audio track's blocks, decoded by libopus. */
+async function decodeWebm(bytes: Uint8Array): Promise<DecodedAudio> {
+  const tracks = new Map<number, { codec: string; codecPrivate: Uint8Array | null }>();
+  let currentTrack: { number: number; codec: string; codecPrivate: Uint8Array | null } | null =
+    null;
+  const blocks: Block[] = [];
+  const decoder = new EbmlStreamDecoder();
+  decoder.on('data', (tag: EbmlTag) => {
+    const data = (tag as unknown as { data?: unknown }).data;
+    const id = tag.id as EbmlTagId;
+    if (id === EbmlTagId.TrackEntry) {
+      if (tag.position === EbmlTagPosition.Start) {
+        currentTrack = { number: 0, codec: '', codecPrivate: null };
+      } else if (currentTrack !== null) {
+        tracks.set(currentTrack.number, currentTrack);
+        currentTrack = null;
+      }
+    } else if (id === EbmlTagId.TrackNumber && currentTrack !== null) {
+      currentTrack.number = Number(data);
+    } else if (id === EbmlTagId.CodecID && currentTrack !== null) {
+      currentTrack.codec = String(data);
+    } else if (id === EbmlTagId.CodecPrivate && currentTrack !== null) {
+      currentTrack.codecPrivate = data as Uint8Array;
+    } else if (id === EbmlTagId.SimpleBlock || id === EbmlTagId.Block) {
+      blocks.push(tag as unknown as Block);
+    }
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      decoder.on('end', resolve);
+      decoder.on('error', reject);
+      Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]).pipe(decoder);
+      decoder.resume();
+    });
+  } catch (error) {
+    throw new AudioFormatError(
+      `The WebM audio could not be read: ${error instanceof Error ? error.message : String(error)}.`,
+    );
+  }
+  const opus = [...tracks.entries()].find(([, track]) => track.codec === 'A_OPUS');
+  if (opus === undefined) {
+    const codecs = [...tracks.values()].map((track) => track.codec).join(', ') || 'none';
+    throw new AudioFormatError(`The WebM file has no Opus audio track (tracks: ${codecs}).`);
+  }
+  const [trackNumber, track] = opus;
+  // OpusHead: channel count at byte 9, pre-skip (little-endian) at bytes 10–11.
+  const head = track.codecPrivate;
+  const channels = head !== null && head.length >= 12 ? head[9]! : 1;
+  const preSkip = head !== null && head.length >= 12 ? head[10]! | (head[11]! << 8) : 0;
+  const { OpusDecoder } = await import('opus-decoder');
+  const opusDecoder = new OpusDecoder({ channels: Math.min(channels, 2), preSkip });
+  await opusDecoder.ready;
+  try {
+    const frames = blocks
+      .filter((block) => block.track === trackNumber)
+      .map((block) => new Uint8Array(block.payload));
+    return checked(opusDecoder.decodeFrames(frames), 'WebM/Opus');
+  } finally {
+    opusDecoder.free();
+  }
+}
+
+/** Averages the channels into one. */
+export function downmix(audio: DecodedAudio): Float32Array {
+  const [first, ...others] = audio.channels;
+  if (first === undefined) return new Float32Array(0);
+  if (others.length === 0) return first;
+  const mono = new Float32Array(first.length);
+  const scale = 1 / audio.channels.length;
+  for (const channel of audio.channels) {
+    for (let index = 0; index < mono.length; index += 1) mono[index]! += channel[index]! * scale;
+  }
+  return mono;
+}
+
+type Samplerate = typeof SamplerateModule;
+
+let samplerate: Samplerate | undefined;
+
+function libsamplerate(): Samplerate {
+  samplerate ??= require('@alexanderolsen/libsamplerate-js') as Samplerate;
+  return samplerate;
+}
+
+/** Band-limited sample-rate conversion (libsamplerate, its fastest sinc converter). */
+export async function resample(
+  samples: Float32Array,
+  from: number,
+  to: number,
+): Promise<Float32Array> {
+  if (from === to || samples.length === 0) return samples;
+  const { create, ConverterType } = libsamplerate();
+  const converter = await create(1, from, to, { converterType: ConverterType.SRC_SINC_FASTEST });
+  try {
+    return converter.simple(samples);
+  } finally {
+    converter.destroy();
+  }
+}
+
+export function floatToInt16(samples: Float32Array): Int16Array {
+  const out = new Int16Array(samples.length);
+  for (let index = 0; index < samples.length; index += 1) {
+    const value = Math.max(-1, Math.min(1, samples[index]!));
+    out[index] = value < 0 ? Math.round(value * 32768) : Math.round(value * 32767);
+  }
+  return out;
+}
+
+export function int16ToFloat(samples: Int16Array): Float32Array {
+  const out = new Float32Array(samples.length);
+  for (let index = 0; index < samples.length; index += 1) out[index] = samples[index]! / 32768;
+  return out;
+}
+
+type Mp3Encoder = Awaited<ReturnType<typeof createMp3EncoderType>>;
+
+let mp3Encoder: Promise<Mp3Encoder> | undefined;
+
+/** MP3 (LAME, constant 64 kbit/s mono: speech needs no more). */
+async function encodeMp3(samples: Float32Array, sampleRate: number): Promise<Uint8Array> {
+  mp3Encoder ??= import('wasm-media-encoders').then(({ createMp3Encoder }) => createMp3Encoder());
+  const encoder = await mp3Encoder;
+  encoder.configure({ sampleRate, channels: 1, bitrate: 64 });
+  const parts: Uint8Array[] = [];
+  // The encoder's output is a view of its memory, valid until the next call: copy it.
+  const block = 16_384;
+  for (let offset = 0; offset < samples.length; offset += block) {
+    parts.push(encoder.encode([samples.subarray(offset, offset + block)]).slice());
+  }
+  parts.push(encoder.finalize().slice());
+  return Buffer.concat(parts);
+}
+
+export async function encodeAudio(
+  samples: Int16Array,
+  sampleRate: number,
+  format: OutputFormat,
+): Promise<Uint8Array> {
+  switch (format) {
+    case 'pcm':
+      return new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+    case 'wav':
+      return wavFile(samples, sampleRate);
+    case 'mp3':
+      return encodeMp3(int16ToFloat(samples), sampleRate);
+  }
+}

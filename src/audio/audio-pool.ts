@@ -1,0 +1,110 @@
+// The audio worker threads (Piscina): decoding, resampling, encoding and eSpeak NG synthesis run
+// there so that no request blocks the event loop; a bounded queue refuses work past its size.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Piscina } from 'piscina';
+import { AppError } from '../errors/app-error.js';
+import { UpstreamError } from '../models/spec.js';
+import type {
+  PrepareTask,
+  PreparedAudio,
+  RenderTask,
+  SynthesizeTask,
+  TaskResult,
+} from './audio-worker.js';
+import type { EspeakVoice } from './espeak.js';
+
+/** The worker's module: the built `.js`, or under tsx and vitest a loader of the `.ts` source. */
+function workerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  return path.join(
+    path.dirname(here),
+    here.endsWith('.ts') ? 'audio-worker-dev.js' : 'audio-worker.js',
+  );
+}
+
+export class AudioPool {
+  private pool: Promise<Piscina> | undefined;
+
+  constructor(private readonly options: { threads: number; maxQueue: number }) {}
+
+  prepare(task: PrepareTask, signal?: AbortSignal): Promise<PreparedAudio> {
+    return this.run<PreparedAudio>('prepare', task, signal);
+  }
+
+  render(task: RenderTask, signal?: AbortSignal): Promise<Uint8Array> {
+    return this.run<Uint8Array>('render', task, signal);
+  }
+
+  synthesize(
+    task: SynthesizeTask,
+    signal?: AbortSignal,
+  ): Promise<{ samples: Int16Array; sampleRate: number }> {
+    return this.run('synthesize', task, signal);
+  }
+
+  espeakVoices(): Promise<EspeakVoice[]> {
+    return this.run('voices', {});
+  }
+
+  espeakHasVoice(voice: string): Promise<boolean> {
+    return this.run('hasVoice', { voice });
+  }
+
+  /** Starts the threads and loads eSpeak NG in them (it costs ~0.5 s of CPU per thread). */
+  async warmUp(): Promise<void> {
+    await Promise.all(
+      Array.from({ length: this.options.threads }, () => this.espeakHasVoice('en-us')),
+    );
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await (await pool)?.destroy();
+  }
+
+  /** Loaded on first use: command-line tools that build the services never start threads. */
+  private piscina(): Promise<Piscina> {
+    this.pool ??= import('piscina').then(
+      ({ Piscina: Pool }) =>
+        new Pool({
+          filename: workerFile(),
+          minThreads: this.options.threads,
+          maxThreads: this.options.threads,
+          maxQueue: this.options.maxQueue,
+          idleTimeout: 60_000,
+        }),
+    );
+    return this.pool;
+  }
+
+  private async run<T>(name: string, task: object, signal?: AbortSignal): Promise<T> {
+    let result: TaskResult<T>;
+    try {
+      result = (await (
+        await this.piscina()
+      ).run(task, {
+        name,
+        ...(signal === undefined ? {} : { signal }),
+      })) as TaskResult<T>;
+    } catch (error) {
+      if (error instanceof Error && /queue is full/i.test(error.message)) {
+        throw new UpstreamError(
+          'model_unavailable',
+          'The audio workers are busy; retry in a moment.',
+          { retryAfterSeconds: 1, fallbackWorthy: false, cause: error },
+        );
+      }
+      throw error;
+    }
+    if (result.ok) return result.value;
+    if (result.kind === 'audio_format') {
+      throw new AppError('invalid_parameter', result.message, { param: 'audio' });
+    }
+    if (result.kind === 'unknown_voice') {
+      throw new AppError('invalid_parameter', result.message, { param: 'voice_id' });
+    }
+    throw new Error(`audio worker task '${name}' failed: ${result.message}`);
+  }
+}

@@ -1,0 +1,202 @@
+// What both WebSocket channels share: sending events, the `error` message, keep-alive pings, the
+// idle timeout, and closing when the key or session behind the socket stops being valid (checked
+// for every open socket in one query, several times a second).
+import type { Logger } from 'pino';
+import type { WebSocket } from 'ws';
+import type { RateLimiter } from '../auth/rate-limiter.js';
+import type { AppConfig } from '../config/config.js';
+import { AppError } from '../errors/app-error.js';
+import type { KeyState } from '../voice/voice-session.js';
+import { closeCodes } from './protocol.js';
+
+interface Watched {
+  keyId: string;
+  /** Epoch ms when the voice session ends; null for key-authenticated sockets. */
+  sessionExpiresAtMs: number | null;
+  tier: string;
+  close(code: number, reason: string): void;
+}
+
+/** Re-checks the keys (and sessions) behind open sockets; closes those no longer valid. */
+export class CredentialWatch {
+  private readonly watched = new Set<Watched>();
+  private timer: NodeJS.Timeout | null = null;
+  private checking = false;
+
+  constructor(
+    private readonly keyStates: (keyIds: readonly string[]) => Promise<KeyState[]>,
+    private readonly intervalMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  add(entry: Watched): () => void {
+    this.watched.add(entry);
+    if (this.timer === null) {
+      this.timer = setInterval(() => void this.check(), this.intervalMs);
+      this.timer.unref();
+    }
+    return () => {
+      this.watched.delete(entry);
+      if (this.watched.size === 0 && this.timer !== null) {
+        clearInterval(this.timer);
+        this.timer = null;
+      }
+    };
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private async check(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      const entries = [...this.watched];
+      const states = new Map(
+        (await this.keyStates([...new Set(entries.map((entry) => entry.keyId))])).map((state) => [
+          state.keyId,
+          state,
+        ]),
+      );
+      const now = Date.now();
+      for (const entry of entries) {
+        const state = states.get(entry.keyId);
+        let reason: string | null = null;
+        if (state === undefined || state.revoked) reason = 'the API key was revoked';
+        else if (state.expiresAtMs !== null && now >= state.expiresAtMs)
+          reason = 'the API key expired';
+        else if (entry.sessionExpiresAtMs !== null && now >= entry.sessionExpiresAtMs) {
+          reason = 'the voice session expired';
+        }
+        if (reason !== null) {
+          this.watched.delete(entry);
+          entry.close(closeCodes.credentialsInvalid, reason);
+        } else if (state !== undefined) entry.tier = state.tier;
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not re-check the keys of open WebSockets');
+    } finally {
+      this.checking = false;
+    }
+  }
+}
+
+export interface ConnectionOptions {
+  socket: WebSocket;
+  keyId: string;
+  tier: string;
+  sessionExpiresAtMs: number | null;
+  limits: AppConfig['speech']['realtime'];
+  watch: CredentialWatch;
+  rateLimiter: RateLimiter;
+  logger: Logger;
+  onClose: () => void;
+}
+
+export class Connection {
+  private readonly entry: Watched;
+  private readonly unwatch: () => void;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private pingTimer: NodeJS.Timeout;
+  private missedPongs = 0;
+  private open = true;
+
+  constructor(private readonly options: ConnectionOptions) {
+    const { socket } = options;
+    this.entry = {
+      keyId: options.keyId,
+      sessionExpiresAtMs: options.sessionExpiresAtMs,
+      tier: options.tier,
+      close: (code, reason) => this.close(code, reason),
+    };
+    this.unwatch = options.watch.add(this.entry);
+    socket.on('pong', () => {
+      this.missedPongs = 0;
+    });
+    // A peer that answers two pings in a row with nothing is gone.
+    this.pingTimer = setInterval(() => {
+      if (this.missedPongs >= 2) return socket.terminate();
+      this.missedPongs += 1;
+      socket.ping();
+    }, options.limits.pingIntervalMs);
+    this.pingTimer.unref();
+    this.touch();
+    socket.on('close', () => this.closed());
+    socket.on('error', (error) => options.logger.debug({ err: error }, 'websocket error'));
+  }
+
+  get isOpen(): boolean {
+    return this.open;
+  }
+
+  /** Called for every message either way: the idle timeout starts again. */
+  touch(): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(
+      () => this.close(closeCodes.idleTimeout, 'idle timeout'),
+      this.options.limits.idleTimeoutMs,
+    );
+    this.idleTimer.unref();
+  }
+
+  /** Sends an event; an answer in progress is activity too, so the idle timeout starts again. */
+  send(event: object): void {
+    if (this.open && this.options.socket.readyState === this.options.socket.OPEN) {
+      this.options.socket.send(JSON.stringify(event));
+      this.touch();
+    }
+  }
+
+  /** The contract's error object in an `error` message; the connection stays open. */
+  sendError(error: unknown, extra: Record<string, unknown> = {}): void {
+    const appError =
+      error instanceof AppError
+        ? error
+        : new AppError(
+            'internal_error',
+            'The message could not be handled. The failure was logged.',
+          );
+    if (!(error instanceof AppError))
+      this.options.logger.error({ err: error }, 'websocket message failed');
+    this.send({ type: 'error', ...extra, error: appError.toBody().error });
+  }
+
+  /** Counts a user turn against the key's rate limit; the refusal to send when refused. */
+  async consumeTurn(): Promise<AppError | null> {
+    const decision = await this.options.rateLimiter.consume(this.entry.keyId, this.entry.tier);
+    if (decision.allowed) return null;
+    const { limitedBy } = decision;
+    return new AppError(
+      'rate_limit_exceeded',
+      `Rate limit of ${limitedBy.limit} requests per ${limitedBy.window} exceeded for this API key. Retry after ${decision.retryAfterSeconds} s.`,
+      {
+        details: {
+          limit: limitedBy.limit,
+          window: limitedBy.window,
+          reset_at: new Date(Date.now() + limitedBy.resetMs).toISOString(),
+          retry_after: decision.retryAfterSeconds,
+        },
+      },
+    );
+  }
+
+  close(code: number, reason: string): void {
+    if (!this.open) return;
+    const { socket } = this.options;
+    socket.close(code, reason);
+    // A peer that does not answer the closing handshake is cut off.
+    setTimeout(() => socket.terminate(), 1000).unref();
+    this.closed();
+  }
+
+  private closed(): void {
+    if (!this.open) return;
+    this.open = false;
+    clearInterval(this.pingTimer);
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.unwatch();
+    this.options.onClose();
+  }
+}

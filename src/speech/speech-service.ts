@@ -1,0 +1,337 @@
+// Transcription and synthesis for every caller (HTTP operations and the real-time channels):
+// picks the model (by name or provider), decodes, resamples and bounds the audio, calls the
+// engine, and encodes what it says in the format asked for.
+import type { AppConfig, ModelDefinition } from '../config/config.js';
+import { AppError, InvalidParameterError } from '../errors/app-error.js';
+import type { ModelRegistry, ModelStatus } from '../models/model-registry.js';
+import {
+  mp3SampleRates,
+  sniffFormat,
+  type InputFormat,
+  type OutputFormat,
+} from '../audio/audio-codecs.js';
+import type { AudioPool } from '../audio/audio-pool.js';
+import {
+  normaliseLanguageTag,
+  type Pcm,
+  type Transcription,
+  type Voice,
+} from '../models/speech/speech-models.js';
+
+/** The providers listing's keys and names, in the listing's order of preference. */
+const providerNames: Record<string, string> = {
+  pocketsphinx: 'PocketSphinx (offline, on this server)',
+  'sherpa-onnx': 'sherpa-onnx (offline, on this server)',
+  openai: 'OpenAI',
+  'openai-compatible': 'OpenAI-compatible server',
+  deepgram: 'Deepgram',
+  'espeak-ng': 'eSpeak NG (offline, on this server)',
+};
+
+export interface TranscribeRequest {
+  audio: Uint8Array;
+  /** null: detect the container from its first bytes. */
+  encoding: InputFormat | null;
+  sampleRate: number | undefined;
+  channels: number | undefined;
+  language: string | null;
+  model: string | undefined;
+  provider: string | undefined;
+  signal: AbortSignal;
+}
+
+export interface TranscribeOutcome extends Transcription {
+  model: ModelDefinition;
+  durationSeconds: number;
+}
+
+export interface SynthesizeRequest {
+  text: string;
+  voice: string | null;
+  language: string | null;
+  model: string | undefined;
+  format: OutputFormat;
+  sampleRate: number | undefined;
+  signal: AbortSignal;
+}
+
+export interface SynthesizeOutcome {
+  audio: Uint8Array;
+  format: OutputFormat;
+  sampleRate: number;
+  durationSeconds: number;
+  model: ModelDefinition;
+  voice: string;
+}
+
+export interface ModelVoices {
+  model: ModelDefinition;
+  available: boolean;
+  voices: readonly Voice[];
+}
+
+export class SpeechService {
+  constructor(
+    private readonly options: {
+      models: ModelRegistry;
+      pool: AudioPool;
+      config: AppConfig['speech'];
+    },
+  ) {}
+
+  get limits(): AppConfig['speech'] {
+    return this.options.config;
+  }
+
+  /**
+   * Transcription providers with at least one configured model: those with an available model
+   * first, then in catalog order. The first is the default.
+   */
+  providers(): { key: string; name: string; available: boolean }[] {
+    const byKey = new Map<string, boolean>();
+    for (const status of this.ofKind('transcription')) {
+      const key = status.definition.provider;
+      byKey.set(key, (byKey.get(key) ?? false) || status.available);
+    }
+    return [...byKey.entries()]
+      .map(([key, available], index) => ({ key, available, index }))
+      .sort(
+        (first, second) =>
+          Number(second.available) - Number(first.available) || first.index - second.index,
+      )
+      .map(({ key, available }) => ({ key, name: providerNames[key] ?? key, available }));
+  }
+
+  /** The transcription model for a request: the named one, else the provider's, else the default. */
+  resolveTranscriptionModel(
+    model: string | undefined,
+    provider: string | undefined,
+    param = 'model',
+  ): string {
+    const registry = this.options.models;
+    if (model !== undefined) {
+      const name = registry.resolve('transcription', model, param);
+      if (provider !== undefined && registry.definitionOf(name).provider !== provider) {
+        throw new InvalidParameterError(
+          'provider',
+          `Model '${name}' is served by '${registry.definitionOf(name).provider}', not '${provider}'.`,
+        );
+      }
+      return name;
+    }
+    if (provider !== undefined) {
+      const candidates = this.ofKind('transcription').filter(
+        (status) => status.definition.provider === provider,
+      );
+      if (candidates.length === 0) {
+        throw new InvalidParameterError(
+          'provider',
+          `'${provider}' is not a transcription provider here. GET /v1/speech/providers lists them.`,
+        );
+      }
+      return (candidates.find((status) => status.available) ?? candidates[0]!).definition.name;
+    }
+    const configured = registry.defaultOf('transcription');
+    const first = this.providers()[0];
+    if (configured !== null && this.options.config.defaultTranscriptionModel !== null)
+      return configured;
+    if (first !== undefined) return this.resolveTranscriptionModel(undefined, first.key);
+    return registry.resolve('transcription', undefined);
+  }
+
+  resolveSpeechModel(model: string | undefined, param = 'model'): string {
+    return this.options.models.resolve('speech', model, param);
+  }
+
+  async transcribe(request: TranscribeRequest): Promise<TranscribeOutcome> {
+    const name = this.resolveTranscriptionModel(request.model, request.provider);
+    const model = this.options.models.model('transcription', name);
+    const limits = this.options.config;
+    if (request.audio.length > limits.maxAudioBytes) {
+      throw new AppError(
+        'payload_too_large',
+        `The audio is ${request.audio.length} bytes; at most ${limits.maxAudioBytes} are accepted.`,
+        { param: 'audio' },
+      );
+    }
+    if (request.audio.length === 0) throw new InvalidParameterError('audio', "'audio' is empty.");
+    // LINEAR16 with a WAV header (as Google's API allows) is read as the WAV it is.
+    const encoding =
+      request.encoding === 'linear16' && sniffFormat(request.audio) === 'wav'
+        ? null
+        : request.encoding;
+    const prepared = await this.options.pool.prepare(
+      {
+        bytes: request.audio,
+        format: encoding,
+        ...(request.sampleRate === undefined ? {} : { sampleRate: request.sampleRate }),
+        ...(request.channels === undefined ? {} : { channels: request.channels }),
+        targetRate: model.sampleRate,
+      },
+      request.signal,
+    );
+    if (prepared.durationSeconds > limits.maxAudioSeconds) {
+      throw new InvalidParameterError(
+        'audio',
+        `The audio lasts ${prepared.durationSeconds.toFixed(1)} s; at most ${limits.maxAudioSeconds} s are accepted.`,
+      );
+    }
+    const language = request.language === null ? null : normaliseLanguageTag(request.language);
+    const result = await this.transcribePcm(name, prepared, language, request.signal);
+    return { ...result, durationSeconds: prepared.durationSeconds };
+  }
+
+  /** Transcribes PCM already at the model's rate (the real-time channels resample as they go). */
+  async transcribePcm(
+    name: string,
+    audio: Pcm,
+    language: string | null,
+    signal: AbortSignal,
+  ): Promise<Transcription & { model: ModelDefinition }> {
+    const definition = this.options.models.definitionOf(name);
+    const model = this.options.models.model('transcription', name);
+    // Silence is an empty transcription, not a question for the engine.
+    const result = isSilent(audio.samples)
+      ? { text: '', language, confidence: 1 }
+      : await model.transcribe({ audio, language, signal });
+    return {
+      ...result,
+      language:
+        result.language === null
+          ? (language?.split('-')[0] ?? null)
+          : normaliseLanguageTag(result.language).split('-')[0]!,
+      model: definition,
+    };
+  }
+
+  async synthesize(request: SynthesizeRequest): Promise<SynthesizeOutcome> {
+    const name = this.resolveSpeechModel(request.model);
+    const definition = this.options.models.definitionOf(name);
+    const model = this.options.models.model('speech', name);
+    if (request.text.length > this.options.config.maxSynthesisCharacters) {
+      throw new InvalidParameterError(
+        'text',
+        `'text' has ${request.text.length} characters; at most ${this.options.config.maxSynthesisCharacters} are synthesised at once.`,
+      );
+    }
+    if (
+      request.format === 'mp3' &&
+      request.sampleRate !== undefined &&
+      !mp3SampleRates.includes(request.sampleRate)
+    ) {
+      throw new InvalidParameterError(
+        'sample_rate',
+        `MP3 takes ${mp3SampleRates.join(', ')} Hz; use format 'wav' or 'pcm' for ${request.sampleRate} Hz.`,
+      );
+    }
+    const language = request.language === null ? null : normaliseLanguageTag(request.language);
+    const voice = await model.resolveVoice(request.voice, language);
+    const pcm = await model.synthesize({
+      text: request.text,
+      voice,
+      language,
+      signal: request.signal,
+    });
+    const sampleRate = request.sampleRate ?? pcm.sampleRate;
+    const audio = await this.options.pool.render(
+      {
+        samples: pcm.samples,
+        sampleRate: pcm.sampleRate,
+        targetRate: sampleRate,
+        format: request.format,
+      },
+      request.signal,
+    );
+    return {
+      audio,
+      format: request.format,
+      sampleRate,
+      durationSeconds: pcm.samples.length / pcm.sampleRate,
+      model: definition,
+      voice,
+    };
+  }
+
+  /** Encodes PCM for a client (the real-time channels' audio_response). */
+  render(
+    pcm: Pcm,
+    format: OutputFormat,
+    sampleRate: number,
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
+    return this.options.pool.render(
+      { samples: pcm.samples, sampleRate: pcm.sampleRate, targetRate: sampleRate, format },
+      signal,
+    );
+  }
+
+  /** Voices of every speech model (or of one), unavailable models with none. */
+  async voices(model: string | undefined): Promise<ModelVoices[]> {
+    const statuses =
+      model === undefined
+        ? this.ofKind('speech')
+        : [this.options.models.status(this.resolveSpeechModel(model))!];
+    return Promise.all(
+      statuses.map(async (status) => ({
+        model: status.definition,
+        available: status.available,
+        voices: status.available
+          ? await this.options.models.model('speech', status.definition.name).voices()
+          : (status.definition.speech?.voices ?? []),
+      })),
+    );
+  }
+
+  /** Fails (400 naming `param`) when the model cannot speak with the voice; returns the voice. */
+  async checkVoice(
+    model: string,
+    voice: string | null,
+    language: string | null,
+    param = 'voice_id',
+  ): Promise<string> {
+    try {
+      return await this.options.models.model('speech', model).resolveVoice(voice, language);
+    } catch (error) {
+      if (error instanceof AppError && error.param === 'voice_id') {
+        throw new AppError(error.code, error.message, { param });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Whether voice chat can run: at least one available recogniser and one available synthesiser;
+   * otherwise which is missing and how to get one.
+   */
+  voiceChatReadiness(): { ready: boolean; reason: string | null } {
+    const missing: string[] = [];
+    for (const [kind, label] of [
+      ['transcription', 'speech recogniser (transcription model)'],
+      ['speech', 'speech synthesiser (speech model)'],
+    ] as const) {
+      const models = this.ofKind(kind);
+      if (models.some((status) => status.available)) continue;
+      const first = models[0];
+      missing.push(
+        first === undefined
+          ? `no ${label} is configured`
+          : `no ${label} is available (${first.definition.name}: ${first.reason ?? 'unavailable'})`,
+      );
+    }
+    return missing.length === 0
+      ? { ready: true, reason: null }
+      : { ready: false, reason: `Voice chat needs ${missing.join('; and ')}.` };
+  }
+
+  private ofKind(kind: 'transcription' | 'speech'): ModelStatus[] {
+    return this.options.models.list().filter((status) => status.definition.type === kind);
+  }
+}
+
+/** Whether the loudest sample is below about -60 dBFS. */
+function isSilent(samples: Int16Array): boolean {
+  for (let index = 0; index < samples.length; index += 1) {
+    if (Math.abs(samples[index]!) > 32) return false;
+  }
+  return true;
+}
