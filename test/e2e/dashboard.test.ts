@@ -1,0 +1,368 @@
+// The dashboard in a real browser (Debian's Chromium through playwright-core) against the real
+// service on a real port with the fake model upstream: every page is screenshotted and checked with
+// axe-core, and each flow of the issue is driven as a person would. SQLite only: the pages do not
+// behave differently on PostgreSQL (the HTTP suites cover both dialects).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { allDialects } from '../support/dialects.js';
+import {
+  browserUnavailableReason,
+  describeViolations,
+  launchBrowser,
+  screenshot,
+  seriousViolations,
+  startServedApp,
+  watchPageProblems,
+  type ServedApp,
+} from '../support/browser.js';
+
+const unavailable = browserUnavailableReason();
+if (unavailable !== null)
+  process.stdout.write(`\n[e2e] dashboard browser tests SKIPPED: ${unavailable}\n`);
+
+let served: ServedApp;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let problems: string[];
+
+interface JsonBody {
+  error: { code: string };
+  pipeline: { visual_layout: { nodes: unknown[] } };
+  features: { name: string; enabled: boolean }[];
+}
+
+async function api(path: string, init: RequestInit = {}, key = served.adminKey) {
+  const response = await fetch(`${served.origin}${path}`, {
+    ...init,
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      ...init.headers,
+    },
+  });
+  return { status: response.status, body: (await response.json()) as JsonBody };
+}
+
+/** Screenshot, then axe: no serious or critical violation, and nothing broken in the console. */
+async function checkPage(name: string): Promise<void> {
+  await page.waitForLoadState('networkidle');
+  await screenshot(page, name);
+  const violations = await seriousViolations(page);
+  expect(violations, `${name}:\n${describeViolations(violations)}`).toEqual([]);
+  const seen = problems.splice(0);
+  expect(seen, name).toEqual([]);
+}
+
+async function pick(
+  label: string,
+  option: string | RegExp,
+  scope: Page | ReturnType<Page['getByTestId']> = page,
+) {
+  // A required field's label ends with Mantine's asterisk.
+  await scope
+    .getByLabel(new RegExp(`^${label}( \\*)?$`))
+    .and(scope.locator('input'))
+    .click();
+  await page.getByRole('option', { name: option }).first().click();
+}
+
+async function featureOn(name: string): Promise<boolean> {
+  const features = await api('/v1/features');
+  return features.body.features.some((feature) => feature.name === name && feature.enabled);
+}
+
+describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
+  beforeAll(async () => {
+    served = await startServedApp(allDialects[0]!);
+    browser = await launchBrowser();
+    context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      colorScheme: 'light',
+    });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    problems = watchPageProblems(page);
+  });
+
+  // A failed step leaves a picture of what the page showed.
+  afterEach(async (test) => {
+    if (test.task.result?.state === 'fail' && page !== undefined) {
+      await screenshot(page, `failed-${test.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
+    }
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await served?.close();
+  });
+
+  it('logs in with a key, which is exchanged for an HttpOnly session cookie', async () => {
+    await page.goto(`${served.origin}/`);
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await checkPage('login');
+    await page.getByLabel('API key').fill('sk-wrong');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'malformed' }).waitFor();
+    await page.getByLabel('API key').fill(served.adminKey);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByRole('cell', { name: 'Fake chat' }).waitFor();
+    const cookies = await context.cookies();
+    expect(cookies.find((cookie) => cookie.name === 'platform_session')).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Strict',
+    });
+    // The key is not kept by the page.
+    const stored = await page.evaluate<string>(
+      'JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })',
+    );
+    expect(stored).not.toContain(served.adminKey);
+    await checkPage('overview');
+  });
+
+  it('creates a key shown once, revokes it through the confirmation, and the API refuses it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByLabel(/^Name/).fill('e2e key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByTestId('new-key-secret').textContent()) ?? '';
+    expect(secret).toMatch(/^sk-[A-Za-z0-9]{40,}$/);
+    expect((await api('/v1/features', {}, secret)).status).toBe(200);
+    await checkPage('keys');
+    await page.reload();
+    await page.getByRole('cell', { name: 'e2e key', exact: true }).waitFor();
+    await expect(page.getByTestId('new-key-secret').count()).resolves.toBe(0);
+    expect(await page.content()).not.toContain(secret);
+
+    await page.getByRole('button', { name: 'Revoke e2e key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
+    await dialog.getByText('cannot be undone').waitFor();
+    await expect(dialog.textContent()).resolves.toContain('e2e key');
+    await screenshot(page, 'keys-revoke-dialog');
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByText('revoked', { exact: true }).waitFor();
+    const refused = await api('/v1/features', {}, secret);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe('revoked_api_key');
+  });
+
+  it('chats in the playground: streamed answer, a rendered table, and rating changes the summary', async () => {
+    served.upstream.enqueueFor('chat', {
+      kind: 'reply',
+      content:
+        'Here are the cities:\n\n| City | Population |\n| --- | --- |\n| Paris | 2.1 million |\n| Rome | 2.8 million |\n',
+    });
+    await page.getByRole('link', { name: 'Playground' }).click();
+    await page.getByLabel('Message').fill('Which cities are large?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const answer = page.locator('[data-testid="assistant-answer"][data-final="true"]').last();
+    await answer.waitFor();
+    await answer.getByRole('cell', { name: 'Paris' }).waitFor();
+    await expect(answer.getByRole('columnheader', { name: 'Population' }).count()).resolves.toBe(1);
+    const summary = page.getByTestId('feedback-summary');
+    await summary.getByText('0 positive').waitFor();
+    await page.getByRole('button', { name: 'Thumbs up' }).click();
+    await summary.getByText('1 positive').waitFor();
+    await checkPage('playground');
+
+    // Continue the conversation: the second turn goes to the same conversation.
+    await page.getByLabel('Message').fill('And Madrid?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page
+      .locator('[data-testid="assistant-answer"][data-final="true"]')
+      .nth(1)
+      .getByText('Echo: And Madrid?')
+      .waitFor();
+    await summary.getByText('of 4 messages').waitFor();
+  });
+
+  it('lists conversations and shows one with its messages and feedback', async () => {
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByRole('link', { name: 'Which cities are large?' }).click();
+    await page.getByText('1 positive').waitFor();
+    await page.getByText('Echo: And Madrid?').waitFor();
+    await checkPage('conversation-detail');
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.getByText('archived', { exact: true }).waitFor();
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByText('No conversations.').waitFor();
+    await page.locator('label[for$="-archived"]').click();
+    await page.getByRole('link', { name: 'Which cities are large?' }).waitFor();
+    await checkPage('conversations');
+  });
+
+  it('creates an agent from its type’s schema form and executes it', async () => {
+    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.getByRole('heading', { name: 'Create an agent' }).waitFor();
+    await page.getByLabel(/^Name/).fill('Writer');
+    await pick('Type', 'Generation agent');
+    await page
+      .getByRole('heading', { name: 'Configuration' })
+      .or(page.getByText('Configuration'))
+      .first()
+      .waitFor();
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { name: 'Execute Writer' }).waitFor();
+    await page.getByLabel('Query').fill('Write a haiku about tides');
+    await page.getByRole('button', { name: 'Execute' }).click();
+    await page.getByTestId('agent-result').getByText('"success": true').waitFor();
+    await page.getByRole('heading', { name: 'Runs in this session' }).waitFor();
+    await checkPage('agents');
+  });
+
+  it('builds a two-stage pipeline by adding and connecting nodes, saves, runs it and watches both stages complete', async () => {
+    const second = await api('/v1/agents', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Polisher', agent_type: 'GenerationAgent', configuration: {} }),
+    });
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    await page.getByRole('link', { name: 'Pipelines' }).click();
+    await page.getByRole('link', { name: 'New pipeline' }).click();
+    await page.getByLabel('Pipeline name').fill('Write and polish');
+    await page.getByRole('button', { name: 'Add stage' }).click();
+    await page.getByRole('button', { name: 'Add stage' }).click();
+    const first = page.getByTestId('stage-node-stage_1');
+    const next = page.getByTestId('stage-node-stage_2');
+    await pick('Agent', /^Writer/, first);
+
+    // Saved without an agent on stage_2: the refusal is shown on that node.
+    await page.getByRole('button', { name: 'Save pipeline' }).click();
+    await next.getByTestId('stage-error').waitFor();
+    await expect(first.getByTestId('stage-error').count()).resolves.toBe(0);
+    await screenshot(page, 'pipeline-editor-error');
+    problems.splice(0); // the browser logs the refused save (400), which was the point
+    await pick('Agent', /^Polisher/, next);
+    await expect(next.getByTestId('stage-error').count()).resolves.toBe(0);
+
+    const source = await page
+      .locator('.react-flow__node', { has: first })
+      .locator('.react-flow__handle.source')
+      .boundingBox();
+    const target = await page
+      .locator('.react-flow__node', { has: next })
+      .locator('.react-flow__handle.target')
+      .boundingBox();
+    if (source === null || target === null) throw new Error('handles not found');
+    await page.mouse.move(source.x + source.width / 2, source.y + source.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2, { steps: 12 });
+    await page.mouse.up();
+    await page.locator('.react-flow__edge').first().waitFor({ state: 'attached' });
+    await expect(next.getByLabel('Input mapping path 1 of stage_2').inputValue()).resolves.toBe(
+      '$.stages.stage_1.text',
+    );
+
+    await page.getByRole('button', { name: 'Save pipeline' }).click();
+    await page.getByText('Saved.').waitFor();
+    await page.waitForURL(/\/pipelines\/pipe_/);
+    await page.getByLabel('Inputs (JSON)').fill('{"question": "Tell me about tides"}');
+    await page.getByRole('button', { name: 'Save and run' }).click();
+    await page.locator('[data-testid="stage-node-stage_1"][data-status="completed"]').waitFor();
+    await page.locator('[data-testid="stage-node-stage_2"][data-status="completed"]').waitFor();
+    await page.getByTestId('run-status').getByText('completed').waitFor();
+    await checkPage('pipeline-editor');
+
+    const pipelineId = /pipelines\/(pipe_\w+)/.exec(page.url())?.[1] ?? '';
+    const stored = await api(`/v1/pipelines/${pipelineId}`);
+    expect(stored.body.pipeline.visual_layout.nodes).toHaveLength(2);
+    await page
+      .getByRole('link', { name: /^exec_/ })
+      .first()
+      .click();
+    await page.getByRole('heading', { name: '2. stage_2' }).waitFor();
+    await checkPage('execution');
+    await page.getByRole('link', { name: 'Pipelines' }).click();
+    await page.getByRole('link', { name: 'Write and polish' }).waitFor();
+    await checkPage('pipelines');
+  });
+
+  it('uploads a document to a knowledge base and finds it', async () => {
+    await page.getByRole('link', { name: 'Knowledge' }).click();
+    await page.getByLabel('New knowledge base').fill('Handbook');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Upload documents' }).waitFor();
+    await page.locator('input[type="file"]').setInputFiles({
+      name: 'leave.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from('# Leave\n\nEmployees have 25 days of paid leave every year.\n'),
+    });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('cell', { name: 'leave', exact: true }).waitFor();
+    await page.getByLabel('Query').fill('paid leave days');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page
+      .getByTestId('search-results')
+      .getByText(/score \d/)
+      .first()
+      .waitFor();
+    await checkPage('knowledge');
+  });
+
+  it('routes a message and teaches the router', async (test) => {
+    await page.getByRole('link', { name: 'Routing' }).click();
+    await page.getByRole('heading', { name: 'Policies' }).waitFor();
+    await checkPage('routing');
+    if (!(await featureOn('autonomous_routing'))) {
+      process.stdout.write(
+        '[e2e] routing flow SKIPPED: GET /v1/features reports autonomous_routing not enabled in this build.\n',
+      );
+      test.skip();
+      return;
+    }
+    const message = 'Please summarise this quarterly report for me';
+    await page.getByLabel('Message').fill(message);
+    await page.getByRole('button', { name: 'Route' }).click();
+    await page.getByTestId('route-to').waitFor();
+    await pick('Where it should go', /agent: Writer/);
+    await page.getByRole('button', { name: 'Teach the router' }).click();
+    await page.getByText(/Taught:/).waitFor();
+    await page.getByRole('button', { name: 'Route' }).click();
+    await page.getByTestId('route-to').getByText('Writer').waitFor();
+    await checkPage('routing-taught');
+  });
+
+  it('shows usage per key and per model as charts', async () => {
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByTestId('usage-charts').locator('svg').first().waitFor();
+    const requests = Number(await page.getByTestId('usage-requests').textContent());
+    expect(requests).toBeGreaterThanOrEqual(4);
+    await page.getByRole('cell', { name: 'fake-chat' }).first().waitFor();
+    await checkPage('usage');
+  });
+
+  it('has no serious accessibility violation in dark mode either', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    for (const [path, name] of [
+      ['/', 'overview-dark'],
+      ['/playground', 'playground-dark'],
+      ['/voice', 'voice'],
+    ] as const) {
+      await page.goto(`${served.origin}${path}`);
+      await page.getByRole('heading', { level: 2 }).first().waitFor();
+      await checkPage(name);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('logs out, and the old session is refused', async () => {
+    const cookie = (await context.cookies()).find((item) => item.name === 'platform_session');
+    expect(cookie).toBeDefined();
+    await page.goto(`${served.origin}/`);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    expect(
+      (await context.cookies()).find((item) => item.name === 'platform_session'),
+    ).toBeUndefined();
+    const response = await fetch(`${served.origin}/v1/auth/me`, {
+      headers: { cookie: `platform_session=${cookie?.value ?? ''}` },
+    });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+      'invalid_session',
+    );
+    await page.goto(`${served.origin}/keys`);
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+  });
+});

@@ -1,0 +1,191 @@
+// One conversation: its messages with usage and latency, the feedback summary, archive and delete.
+import {
+  Badge,
+  Button,
+  Card,
+  Group,
+  Modal,
+  Paper,
+  SimpleGrid,
+  Stack,
+  Text,
+  Title,
+} from '@mantine/core';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { Answer } from '../components/Answer';
+import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
+
+export default function ConversationDetailPage() {
+  const { conversationId = '' } = useParams();
+  const navigate = useNavigate();
+  const path = { conversation_id: conversationId };
+  const conversation = useLoad(
+    async () => unwrap(await api.GET('/v1/conversations/{conversation_id}', { params: { path } })),
+    [conversationId],
+  );
+  const messages = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/v1/conversations/{conversation_id}/messages', {
+          params: { path, query: { limit: 100, offset: 0, order: 'asc' } },
+        }),
+      ),
+    [conversationId],
+  );
+  const feedback = useLoad(
+    async () =>
+      unwrap(await api.GET('/v1/conversations/{conversation_id}/feedback', { params: { path } })),
+    [conversationId],
+  );
+  const [error, setError] = useState<unknown>(null);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+
+  async function setStatus(status: 'active' | 'archived') {
+    setError(null);
+    try {
+      unwrap(
+        await api.PATCH('/v1/conversations/{conversation_id}', {
+          params: { path },
+          body: { status },
+        }),
+      );
+      conversation.reload();
+    } catch (reason) {
+      setError(reason);
+    }
+  }
+
+  async function remove() {
+    try {
+      unwrap(await api.DELETE('/v1/conversations/{conversation_id}', { params: { path } }));
+      void navigate('/conversations');
+    } catch (reason) {
+      setError(reason);
+      setConfirmDelete(false);
+    }
+  }
+
+  const totals = (messages.data?.messages ?? []).reduce(
+    (sum, message) => ({
+      tokens: sum.tokens + (message.usage?.total_tokens ?? 0),
+      latency: sum.latency + (message.latency_ms ?? 0),
+      answers: sum.answers + (message.role === 'assistant' ? 1 : 0),
+    }),
+    { tokens: 0, latency: 0, answers: 0 },
+  );
+
+  return (
+    <Page title={conversation.data?.title || 'Conversation'}>
+      <ErrorAlert error={conversation.error ?? messages.error} />
+      <ErrorAlert error={error} />
+      {conversation.data && (
+        <Card withBorder>
+          <Group justify="space-between">
+            <Stack gap={2}>
+              <Text size="sm">
+                <code>{conversation.data.id}</code> · user {conversation.data.user_id ?? '—'} ·
+                model {conversation.data.model ?? 'default'} · created{' '}
+                {formatDate(conversation.data.created_at)}
+              </Text>
+              <Group gap="xs">
+                <Badge
+                  variant="filled"
+                  color={conversation.data.status === 'active' ? 'teal.9' : 'gray.8'}
+                >
+                  {conversation.data.status}
+                </Badge>
+                {conversation.data.template && (
+                  <Badge variant="filled" color="gray.8">
+                    template {conversation.data.template}
+                  </Badge>
+                )}
+              </Group>
+            </Stack>
+            <Group>
+              <Button
+                component={Link}
+                to={`/playground?conversation=${conversation.data.id}`}
+                variant="default"
+              >
+                Continue in playground
+              </Button>
+              {conversation.data.status === 'active' ? (
+                <Button variant="default" onClick={() => void setStatus('archived')}>
+                  Archive
+                </Button>
+              ) : (
+                <Button variant="default" onClick={() => void setStatus('active')}>
+                  Unarchive
+                </Button>
+              )}
+              <Button color="red.9" variant="outline" onClick={() => setConfirmDelete(true)}>
+                Delete
+              </Button>
+            </Group>
+          </Group>
+        </Card>
+      )}
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Card withBorder>
+          <Title order={3} size="h4">
+            Usage
+          </Title>
+          <Text size="sm">
+            {totals.answers} answers · {totals.tokens} tokens · average latency{' '}
+            {totals.answers === 0 ? '—' : `${Math.round(totals.latency / totals.answers)} ms`}
+          </Text>
+        </Card>
+        <Card withBorder>
+          <Title order={3} size="h4">
+            Feedback
+          </Title>
+          {feedback.data && (
+            <Text size="sm">
+              {feedback.data.positive_feedback} positive · {feedback.data.negative_feedback}{' '}
+              negative · average {feedback.data.average_rating.toFixed(2)}
+            </Text>
+          )}
+        </Card>
+      </SimpleGrid>
+      <Stack>
+        {messages.data?.messages.map((message) => (
+          <Paper key={message.id} withBorder p="sm">
+            <Group gap="xs" mb={4}>
+              <Title order={3} size="h6">
+                {message.role}
+              </Title>
+              {message.model && <Text size="xs">{message.model}</Text>}
+              {message.usage && <Text size="xs">{message.usage.total_tokens} tokens</Text>}
+              {message.latency_ms !== null && <Text size="xs">{message.latency_ms} ms</Text>}
+              <Text size="xs">{formatDate(message.created_at)}</Text>
+            </Group>
+            {message.role === 'assistant' ? (
+              <Answer content={message.content} final />
+            ) : (
+              <Text style={{ whiteSpace: 'pre-wrap' }}>{message.content}</Text>
+            )}
+          </Paper>
+        ))}
+      </Stack>
+      <Modal
+        opened={confirmDelete}
+        onClose={() => setConfirmDelete(false)}
+        title="Delete this conversation?"
+      >
+        <Stack>
+          <Text>Its messages and feedback are deleted too. This cannot be undone.</Text>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setConfirmDelete(false)}>
+              Cancel
+            </Button>
+            <Button color="red.9" onClick={() => void remove()}>
+              Delete
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Page>
+  );
+}

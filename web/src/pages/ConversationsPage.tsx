@@ -1,0 +1,138 @@
+// Conversations of a user, with status, order and paging filters.
+import {
+  Anchor,
+  Badge,
+  Card,
+  Group,
+  Pagination,
+  SegmentedControl,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+} from '@mantine/core';
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
+
+const pageSize = 20;
+
+export default function ConversationsPage() {
+  const [userId, setUserId] = useState('dashboard');
+  const [status, setStatus] = useState<'active' | 'archived' | 'all'>('active');
+  const [order, setOrder] = useState<'desc' | 'asc'>('desc');
+  const [page, setPage] = useState(1);
+  const list = useLoad(
+    async () =>
+      userId.trim() === ''
+        ? null
+        : unwrap(
+            await api.GET('/v1/conversations', {
+              params: {
+                query: {
+                  user_id: userId.trim(),
+                  status,
+                  order,
+                  limit: pageSize,
+                  offset: (page - 1) * pageSize,
+                },
+              },
+            }),
+          ),
+    [userId, status, order, page],
+  );
+  return (
+    <Page title="Conversations">
+      <Card withBorder>
+        <Group align="flex-end">
+          <TextInput
+            label="User"
+            description="Conversations are kept per user_id."
+            value={userId}
+            onChange={(event) => {
+              setUserId(event.currentTarget.value);
+              setPage(1);
+            }}
+          />
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="status-label">
+              Status
+            </Text>
+            <SegmentedControl
+              aria-labelledby="status-label"
+              value={status}
+              onChange={(value) => {
+                setStatus(value);
+                setPage(1);
+              }}
+              data={['active', 'archived', 'all']}
+            />
+          </Stack>
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="order-label">
+              Order
+            </Text>
+            <SegmentedControl
+              aria-labelledby="order-label"
+              value={order}
+              onChange={(value) => setOrder(value)}
+              data={[
+                { value: 'desc', label: 'Newest first' },
+                { value: 'asc', label: 'Oldest first' },
+              ]}
+            />
+          </Stack>
+        </Group>
+      </Card>
+      <ErrorAlert error={list.error} />
+      <Card withBorder>
+        <Table.ScrollContainer minWidth={600}>
+          <Table striped>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Title</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Messages</Table.Th>
+                <Table.Th>Updated</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {list.data?.conversations.map((conversation) => (
+                <Table.Tr key={conversation.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/conversations/${conversation.id}`}>
+                      {conversation.title || conversation.id}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge
+                      variant="filled"
+                      color={conversation.status === 'active' ? 'teal.9' : 'gray.8'}
+                    >
+                      {conversation.status}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>{conversation.message_count}</Table.Td>
+                  <Table.Td>{formatDate(conversation.updated_at)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+        {list.data && list.data.conversations.length === 0 && (
+          <Text size="sm">No conversations.</Text>
+        )}
+        {list.data && list.data.total > pageSize && (
+          <Pagination
+            mt="sm"
+            total={Math.ceil(list.data.total / pageSize)}
+            value={page}
+            onChange={setPage}
+            getControlProps={(control) => ({ 'aria-label': `${control} page` })}
+          />
+        )}
+      </Card>
+    </Page>
+  );
+}

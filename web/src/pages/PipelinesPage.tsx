@@ -1,0 +1,46 @@
+// Pipelines of the account, each opening in the visual editor.
+import { Anchor, Button, Card, Group, Table, Text } from '@mantine/core';
+import { Link } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
+
+export default function PipelinesPage() {
+  const pipelines = useLoad(async () =>
+    unwrap(await api.GET('/v1/pipelines', { params: { query: { limit: 100, offset: 0 } } })),
+  );
+  return (
+    <Page title="Pipelines">
+      <Group>
+        <Button component={Link} to="/pipelines/new">
+          New pipeline
+        </Button>
+      </Group>
+      <ErrorAlert error={pipelines.error} />
+      <Card withBorder>
+        <Table striped>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Stages</Table.Th>
+              <Table.Th>Updated</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {pipelines.data?.pipelines.map((pipeline) => (
+              <Table.Tr key={pipeline.id}>
+                <Table.Td>
+                  <Anchor component={Link} to={`/pipelines/${pipeline.id}`}>
+                    {pipeline.name}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>{pipeline.stage_count}</Table.Td>
+                <Table.Td>{formatDate(pipeline.updated_at)}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+        {pipelines.data?.pipelines.length === 0 && <Text size="sm">No pipelines yet.</Text>}
+      </Card>
+    </Page>
+  );
+}

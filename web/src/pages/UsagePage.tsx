@@ -1,0 +1,188 @@
+// Usage: requests, tokens and latency over time, per key and per model (charts load on demand).
+import {
+  Card,
+  Group,
+  SegmentedControl,
+  Select,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
+import { lazy, Suspense, useState } from 'react';
+import { api, unwrap } from '../api/client';
+import { ErrorAlert, Page, useLoad } from '../components/common';
+
+const UsageCharts = lazy(() => import('../components/UsageCharts'));
+
+const ranges = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
+
+export default function UsagePage() {
+  const [range, setRange] = useState<keyof typeof ranges>('7d');
+  const [metric, setMetric] = useState<'requests' | 'total_tokens' | 'average_latency_ms'>(
+    'requests',
+  );
+  const [keyId, setKeyId] = useState<string | null>(null);
+  const usage = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/v1/usage', {
+          params: {
+            query: {
+              from: new Date(Date.now() - ranges[range]).toISOString(),
+              ...(keyId === null ? {} : { key_id: keyId }),
+            },
+          },
+        }),
+      ),
+    [range, keyId],
+  );
+  const keys = useLoad(async () =>
+    unwrap(await api.GET('/v1/api-keys', { params: { query: { limit: 100, offset: 0 } } })),
+  );
+  const totals = usage.data?.totals;
+  return (
+    <Page title="Usage">
+      <Card withBorder>
+        <Group align="flex-end">
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="range-label">
+              Range
+            </Text>
+            <SegmentedControl
+              aria-labelledby="range-label"
+              value={range}
+              onChange={(value) => setRange(value as keyof typeof ranges)}
+              data={Object.keys(ranges)}
+            />
+          </Stack>
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="metric-label">
+              Metric
+            </Text>
+            <SegmentedControl
+              aria-labelledby="metric-label"
+              value={metric}
+              onChange={(value) => setMetric(value)}
+              data={[
+                { value: 'requests', label: 'Requests' },
+                { value: 'total_tokens', label: 'Tokens' },
+                { value: 'average_latency_ms', label: 'Latency' },
+              ]}
+            />
+          </Stack>
+          <Select
+            label="Key"
+            placeholder="all keys"
+            clearable
+            data={(keys.data?.api_keys ?? []).map((key) => ({
+              value: key.id,
+              label: `${key.name} (${key.display_key})`,
+            }))}
+            value={keyId}
+            onChange={setKeyId}
+          />
+        </Group>
+      </Card>
+      <ErrorAlert error={usage.error} />
+      {totals && (
+        <SimpleGrid cols={{ base: 2, md: 4 }}>
+          <Card withBorder>
+            <Text size="sm">Requests</Text>
+            <Text fw={700} size="xl" data-testid="usage-requests">
+              {totals.requests}
+            </Text>
+          </Card>
+          <Card withBorder>
+            <Text size="sm">Tokens</Text>
+            <Text fw={700} size="xl">
+              {totals.total_tokens}
+            </Text>
+          </Card>
+          <Card withBorder>
+            <Text size="sm">Average latency</Text>
+            <Text fw={700} size="xl">
+              {totals.average_latency_ms === null
+                ? '—'
+                : `${Math.round(totals.average_latency_ms)} ms`}
+            </Text>
+          </Card>
+          <Card withBorder>
+            <Text size="sm">Failed runs</Text>
+            <Text fw={700} size="xl">
+              {totals.failed}
+            </Text>
+          </Card>
+        </SimpleGrid>
+      )}
+      {usage.data && (
+        <Suspense fallback={<Text size="sm">Loading the charts…</Text>}>
+          <UsageCharts usage={usage.data} metric={metric} />
+        </Suspense>
+      )}
+      {usage.data && (
+        <SimpleGrid cols={{ base: 1, md: 2 }}>
+          <Card withBorder component="section" aria-labelledby="by-key-title">
+            <Title order={3} size="h4" id="by-key-title" mb="xs">
+              By key
+            </Title>
+            <Table>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Key</Table.Th>
+                  <Table.Th>Requests</Table.Th>
+                  <Table.Th>Tokens</Table.Th>
+                  <Table.Th>Latency</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {usage.data.by_key.map((group) => (
+                  <Table.Tr key={group.key_id ?? 'none'}>
+                    <Table.Td>{group.name ?? group.key_id ?? 'unattributed'}</Table.Td>
+                    <Table.Td>{group.totals.requests}</Table.Td>
+                    <Table.Td>{group.totals.total_tokens}</Table.Td>
+                    <Table.Td>
+                      {group.totals.average_latency_ms === null
+                        ? '—'
+                        : `${Math.round(group.totals.average_latency_ms)} ms`}
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Card>
+          <Card withBorder component="section" aria-labelledby="by-model-title">
+            <Title order={3} size="h4" id="by-model-title" mb="xs">
+              By model
+            </Title>
+            <Table>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Model</Table.Th>
+                  <Table.Th>Requests</Table.Th>
+                  <Table.Th>Tokens</Table.Th>
+                  <Table.Th>Latency</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {usage.data.by_model.map((group) => (
+                  <Table.Tr key={group.model ?? 'none'}>
+                    <Table.Td>{group.model ?? 'agent default / pipeline'}</Table.Td>
+                    <Table.Td>{group.totals.requests}</Table.Td>
+                    <Table.Td>{group.totals.total_tokens}</Table.Td>
+                    <Table.Td>
+                      {group.totals.average_latency_ms === null
+                        ? '—'
+                        : `${Math.round(group.totals.average_latency_ms)} ms`}
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Card>
+        </SimpleGrid>
+      )}
+    </Page>
+  );
+}
