@@ -1,9 +1,25 @@
-// Lint rules: typescript-eslint's type-checked set plus the two checks the style guide asks for.
+// Lint rules: typescript-eslint's type-checked set plus the two checks the style guide asks for; the
+// web app also gets React's rules of hooks.
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'data/**', 'node_modules/**', 'bench/results/**', 'web/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'data/**',
+      'node_modules/**',
+      'bench/results/**',
+      'scripts/**',
+      'examples/**',
+      'web/dist/**',
+      'web/src/api/generated/**',
+      'web/scripts/compress.mjs',
+      'web/src/voice/pcm-capture-worklet.js',
+      'test-results/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -18,6 +34,14 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
       '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    files: ['web/src/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'warn',
     },
   },
   {

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { generateApiKey } from '../src/auth/api-key-format.js';
 import { loadConfig } from '../src/config/load-config.js';
-import { createServices, type Services } from '../src/services.js';
+import { createServices, type ServiceContainer } from '../src/services.js';
 import { fts5Query } from '../src/storage/dialects/sqlite-knowledge.js';
 import { startFakeUpstream } from '../test/support/fake-upstream.js';
 import { machine, writeResults } from './support.js';
@@ -104,7 +104,7 @@ interface Phase {
 }
 
 async function runPhase(
-  services: Services,
+  services: ServiceContainer,
   accountId: string,
   mode: 'bm25' | 'hybrid',
   documents: readonly { title: string; content: string }[],

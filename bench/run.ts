@@ -3,12 +3,18 @@ import { runAuthBenchmark } from './auth.js';
 import { runGatewayBenchmark } from './gateway.js';
 import { runPipelinesBenchmark } from './pipelines.js';
 import { runKnowledgeBenchmark } from './knowledge.js';
+import { runWebBundleBenchmark } from './web-bundle.js';
+import { runRoutingBenchmark } from './routing.js';
+import { runSpeechBenchmark } from './speech.js';
 
 const benchmarks: Record<string, () => Promise<void>> = {
   auth: runAuthBenchmark,
   gateway: runGatewayBenchmark,
   pipelines: runPipelinesBenchmark,
   knowledge: runKnowledgeBenchmark,
+  'web-bundle': runWebBundleBenchmark,
+  routing: runRoutingBenchmark,
+  speech: runSpeechBenchmark,
 };
 
 const names = process.argv.slice(2);

@@ -1,30 +1,42 @@
 // buildApp(services): the HTTP application with every route, hook and error mapping; never listens.
 import { randomUUID } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { AppError } from './errors/app-error.js';
 import { installAccessControl } from './http/access-control.js';
-import { sendError } from './http/error-handler.js';
+import { sendError, writeClientError } from './http/error-handler.js';
 import { docsPrefix, registerOpenApi } from './http/openapi.js';
+import { installInputSafety } from './http/input-safety.js';
 import { installRequestLog } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { accountRoutes } from './http/routes/accounts.routes.js';
 import { agentRoutes } from './http/routes/agents.routes.js';
 import { apiKeyRoutes } from './http/routes/api-keys.routes.js';
+import { authRoutes } from './http/routes/auth.routes.js';
 import { chatRoutes } from './http/routes/chat.routes.js';
 import { completionRoutes } from './http/routes/completions.routes.js';
 import { conversationRoutes } from './http/routes/conversations.routes.js';
 import { embeddingRoutes } from './http/routes/embeddings.routes.js';
+import { executionRoutes } from './http/routes/executions.routes.js';
 import { feedbackRoutes } from './http/routes/feedback.routes.js';
 import { featureRoutes } from './http/routes/features.routes.js';
 import { healthRoutes } from './http/routes/health.routes.js';
 import { knowledgeRoutes } from './http/routes/knowledge.routes.js';
 import { modelRoutes } from './http/routes/models.routes.js';
 import { pipelineRoutes } from './http/routes/pipelines.routes.js';
+import { layoutRoutes } from './http/routes/layout.routes.js';
+import { routingRoutes } from './http/routes/routing.routes.js';
+import { speechRoutes } from './http/routes/speech.routes.js';
+import { voiceRoutes } from './http/routes/voice.routes.js';
+import { realtimeRoutes } from './realtime/realtime-routes.js';
 import { templateRoutes } from './http/routes/templates.routes.js';
+import { usageRoutes } from './http/routes/usage.routes.js';
 import { ErrorBodySchema } from './http/schemas/common.js';
 import type { App } from './http/types.js';
 import { createValidatorCompiler } from './http/validation.js';
+import { registerWebApp, type WebApp } from './http/web-app.js';
 import type { Services } from './services.js';
 
 const incomingRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -65,6 +77,16 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
       );
     },
     trustProxy: config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false,
+    // A client that sends its request slowly (one byte every few seconds) holds a connection
+    // and a parser; it is cut off with 408 once the whole request took longer than this.
+    requestTimeout: config.server.requestTimeoutMs,
+    keepAliveTimeout: config.server.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.server.headersTimeoutMs,
+      // Node checks the timeouts above on this period (30 s by default, too coarse for them).
+      connectionsCheckingInterval: Math.min(1000, config.server.headersTimeoutMs / 2),
+    },
+    clientErrorHandler: writeClientError,
     // Requests already on open connections are finished during shutdown rather than refused with
     // a body outside the contract.
     return503OnClosing: false,
@@ -73,12 +95,17 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
 
   // JSON is the only body this API takes; anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
+  installInputSafety(app);
   app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));
+  let webApp: WebApp | null = null;
   app.setNotFoundHandler((request, reply) => {
+    // The dashboard's own routes (/keys, /pipelines/pipe_…) are pages of the app, not API paths.
+    if (webApp?.isAppRoute(request) === true) return webApp.sendIndex(request, reply);
     const path = request.url.split('?')[0] ?? '/';
     const allowed = registry.allowedMethods(path);
-    if (allowed.length > 0) {
+    // A route that takes this method and found nothing (a static file) is a 404, not a 405.
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
       void reply.header('allow', allowed.join(', '));
       return sendError(
         request,
@@ -103,9 +130,33 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   });
   installRequestLog(app);
 
+  // Both add onRequest hooks that must run before access control: cookies are parsed, and CORS
+  // preflights are answered (and error responses carry CORS headers) before any key is asked for.
+  await app.register(fastifyCookie);
+  const corsOrigins = new Set(config.server.corsOrigins);
+  await app.register(fastifyCors, {
+    origin: (origin, callback) => callback(null, origin !== undefined && corsOrigins.has(origin)),
+    credentials: true,
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'X-API-Key', 'Content-Type', 'X-CSRF-Token', 'X-Request-Id'],
+    exposedHeaders: [
+      'X-Request-Id',
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+      'x-ratelimit-limit-requests',
+      'x-ratelimit-remaining-requests',
+      'x-ratelimit-reset-requests',
+    ],
+    maxAge: 600,
+  });
+
   installAccessControl(app, {
+    features: config.features,
     authenticator: services.authenticator,
     rateLimiter: services.rateLimiter,
+    sessions: services.sessions,
+    corsOrigins: config.server.corsOrigins,
     registry,
     publicPrefixes: [docsPrefix],
   });
@@ -125,6 +176,15 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   knowledgeRoutes(app, services);
   agentRoutes(app, services);
   pipelineRoutes(app, services);
+  routingRoutes(app, services);
+  layoutRoutes(app);
+  executionRoutes(app, services);
+  authRoutes(app, services);
+  usageRoutes(app, services);
+  webApp = await registerWebApp(app, config.webApp.directory);
+  speechRoutes(app, services);
+  voiceRoutes(app, services);
+  await realtimeRoutes(app, services);
 
   await app.ready();
   return app;

@@ -5,7 +5,9 @@ import { AccountService } from './accounts/account-service.js';
 import { ApiKeyService } from './auth/api-key-service.js';
 import { Authenticator } from './auth/authenticator.js';
 import { KeyHasher } from './auth/key-hasher.js';
+import { LoginThrottle } from './auth/login-throttle.js';
 import { RateLimiter } from './auth/rate-limiter.js';
+import { SessionService } from './auth/session-service.js';
 import { AgentCatalog } from './agents/agent-catalog.js';
 import { AgentExecutor } from './agents/agent-executor.js';
 import { AgentService } from './agents/agent-service.js';
@@ -17,7 +19,16 @@ import { structureAgent } from './agents/types/structure-agent.js';
 import { summarizationAgent } from './agents/types/summarization-agent.js';
 import { createWebAgent } from './agents/types/web-agent.js';
 import { ChatService } from './chat/chat-service.js';
-import { InstanceRegistry } from './pipelines/instance-registry.js';
+import { HealthService } from './health/health-service.js';
+import {
+  ExecutionChangeFeed,
+  postgresChangeTransport,
+  redisChangeTransport,
+  type ChangeTransport,
+} from './executions/change-feed.js';
+import { ExecutionService } from './executions/execution-service.js';
+import { InstanceRegistry } from './executions/instance-registry.js';
+import { newId } from './ids.js';
 import { PipelineRunner } from './pipelines/pipeline-runner.js';
 import { PipelineService } from './pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
@@ -26,9 +37,14 @@ import { FeedbackService } from './feedback/feedback-service.js';
 import { KnowledgeService } from './knowledge/knowledge-service.js';
 import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
+import { SpeechEngines } from './models/speech/speech-engines.js';
+import { SpeechService } from './speech/speech-service.js';
+import { VoiceSessionsRepository } from './storage/repositories/voice-sessions.repository.js';
+import { VoiceSessionService } from './voice/voice-session-service.js';
 import { TemplateCatalog } from './templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { createKnowledgeIndex } from './storage/dialects/knowledge-dialect.js';
+import { PostgresListener } from './storage/dialects/postgres-notifications.js';
 import { AccountsRepository } from './storage/repositories/accounts.repository.js';
 import { AgentsRepository } from './storage/repositories/agents.repository.js';
 import { ExecutionsRepository } from './storage/repositories/executions.repository.js';
@@ -37,17 +53,28 @@ import { ConversationsRepository } from './storage/repositories/conversations.re
 import { FeedbackRepository } from './storage/repositories/feedback.repository.js';
 import { PipelinesRepository } from './storage/repositories/pipelines.repository.js';
 import { KnowledgeRepository } from './storage/repositories/knowledge.repository.js';
+import { SessionsRepository } from './storage/repositories/sessions.repository.js';
+import { UsageRepository } from './storage/repositories/usage.repository.js';
+import { UsageService } from './usage/usage-service.js';
+import { RoutingRepository } from './storage/repositories/routing.repository.js';
+import { IntentClassifier } from './routing/intent-classifier.js';
+import { RouterCache } from './routing/router-cache.js';
+import { RoutingService } from './routing/routing-service.js';
 
+/** What routes may use: the domain's services, never a repository or a database handle. */
 export interface Services {
   readonly config: AppConfig;
-  readonly storage: Storage;
-  readonly redis: Redis | null;
+  readonly health: HealthService;
   readonly authenticator: Authenticator;
   readonly rateLimiter: RateLimiter;
+  readonly sessions: SessionService;
+  readonly loginThrottle: LoginThrottle;
+  readonly usage: UsageService;
   readonly apiKeys: ApiKeyService;
   readonly accounts: AccountService;
-  readonly localEngine: NodeLlamaEngine;
   readonly models: ModelRegistry;
+  readonly speech: SpeechService;
+  readonly voiceSessions: VoiceSessionService;
   readonly templates: TemplateCatalog;
   readonly conversations: ConversationService;
   readonly chat: ChatService;
@@ -56,9 +83,18 @@ export interface Services {
   readonly agentCatalog: AgentCatalog;
   readonly agents: AgentService;
   readonly agentExecutor: AgentExecutor;
-  readonly pipelineRepository: PipelinesRepository;
+  /** Execution records of agent and pipeline runs, and their change feed. */
+  readonly executions: ExecutionService;
   readonly pipelines: PipelineService;
   readonly pipelineRunner: PipelineRunner;
+  readonly routing: RoutingService;
+}
+
+/** Everything createServices builds: the services, and what only wiring, tools and tests touch. */
+export interface ServiceContainer extends Services {
+  readonly storage: Storage;
+  readonly redis: Redis | null;
+  readonly localEngine: NodeLlamaEngine;
   /** This instance's heartbeat; `start()` before serving, so its runs are not taken for orphans. */
   readonly instances: InstanceRegistry;
   /** Starts background work that must not run in command-line tools (model downloads). */
@@ -72,6 +108,43 @@ export interface ServiceOverrides {
   rateLimitPrefix?: string;
   /** Command-line tools need no shared counters. */
   withoutRedis?: boolean;
+  /** Redis channel of the executions' change feed (tests isolate themselves with it). */
+  executionChannel?: string;
+}
+
+/** The PostgreSQL NOTIFY channel and default Redis channel of execution changes. */
+const executionChangesChannel = 'platform_execution_changes';
+
+/**
+ * How execution changes reach the other instances: Redis pub/sub when REDIS_URL is set (it needs
+ * no database connection of its own and works behind transaction-pooling proxies), else
+ * PostgreSQL LISTEN/NOTIFY, else nothing: SQLite without Redis is one instance's.
+ */
+function executionTransport(
+  config: AppConfig,
+  storage: Storage,
+  redis: Redis | null,
+  logger: Logger,
+  overrides: ServiceOverrides,
+): ChangeTransport | null {
+  if (redis !== null) {
+    return redisChangeTransport(
+      redis,
+      overrides.executionChannel ?? executionChangesChannel,
+      logger,
+    );
+  }
+  if (config.database.kind === 'postgres') {
+    return postgresChangeTransport(
+      new PostgresListener({
+        url: config.database.url,
+        db: storage.db,
+        channel: executionChangesChannel,
+        logger,
+      }),
+    );
+  }
+  return null;
 }
 
 function connectRedis(url: string, logger: Logger): Redis {
@@ -96,7 +169,7 @@ export async function createServices(
   config: AppConfig,
   logger: Logger,
   overrides: ServiceOverrides = {},
-): Promise<Services> {
+): Promise<ServiceContainer> {
   const storage = await openStorage(config.database);
   let redis: Redis | null = null;
   try {
@@ -126,11 +199,26 @@ export async function createServices(
     redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis },
     overrides.rateLimitPrefix ?? 'rl',
   );
+  const sessions = new SessionService({
+    sessions: new SessionsRepository(storage.db),
+    authenticator,
+    idleTimeoutMs: config.sessions.idleTimeoutMs,
+    maxAgeMs: config.sessions.maxAgeMs,
+    cacheTtlMs: config.auth.keyCacheTtlMs,
+    logger,
+    now,
+  });
+  const loginThrottle = new LoginThrottle(
+    config.sessions.loginAttemptsPerMinute,
+    redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis },
+    `${overrides.rateLimitPrefix ?? 'rl'}:login`,
+  );
   const apiKeys = new ApiKeyService({
     keys: keysRepository,
     hasher,
     authenticator,
-    tiers: Object.keys(config.rateLimits.tiers),
+    sessions,
+    tiers: config.rateLimits.tiers,
     defaultTier: config.rateLimits.defaultTier,
     now,
   });
@@ -149,20 +237,32 @@ export async function createServices(
     huggingFaceToken: () => config.secrets.get('HF_TOKEN'),
     logger,
   });
-  const models = new ModelRegistry(config, localEngine, logger);
+  const speechEngines = SpeechEngines.fromConfig(config);
+  const models = new ModelRegistry(config, localEngine, logger, speechEngines);
+  const speech = new SpeechService({
+    models,
+    pool: speechEngines.pool,
+    config: config.speech,
+  });
   const templates = new TemplateCatalog(config.templates);
-  const conversationsRepository = new ConversationsRepository(storage.db);
   const conversations = new ConversationService({
-    conversations: conversationsRepository,
+    conversations: new ConversationsRepository(storage.db),
     models,
     templates,
     now,
   });
-  const chat = new ChatService({ models, conversations, conversationsRepository, now });
+  const chat = new ChatService({ models, conversations, now });
+  const voiceSessions = new VoiceSessionService({
+    repository: new VoiceSessionsRepository(storage.db),
+    models,
+    speech,
+    conversations,
+    limits: config.speech.realtime,
+    now,
+  });
   const feedback = new FeedbackService({
     feedback: new FeedbackRepository(storage.db),
     conversations,
-    conversationsRepository,
     now,
   });
   const knowledgeIndex = createKnowledgeIndex(storage);
@@ -208,46 +308,105 @@ export async function createServices(
     createWebAgent(config.web, config.secrets),
     structureAgent,
   ]);
+  const pipelineRepository = new PipelinesRepository(storage.db);
   const agents = new AgentService({
     agents: new AgentsRepository(storage.db),
     catalog: agentCatalog,
     models,
+    knowledgeBases: {
+      missing: (accountId, ids) => knowledge.missingKnowledgeBases(accountId, ids),
+    },
+    usage: { pipelinesUsing: (agentId) => pipelineRepository.usingAgent(agentId) },
     now,
   });
-  const instances = new InstanceRegistry({ db: storage.db, logger, now });
-  const executions = new ExecutionsRepository(storage.db);
+  const instanceId = newId('inst');
+  const executionsRepository = new ExecutionsRepository(storage.db);
+  const feed = new ExecutionChangeFeed({
+    transport: executionTransport(config, storage, redis, logger, overrides),
+    origin: instanceId,
+    logger,
+  });
+  try {
+    await feed.start();
+  } catch (error) {
+    await feed.close().catch(() => undefined);
+    await storage.close();
+    redis?.disconnect();
+    throw new Error(`Cannot listen for execution changes (${feed.reach})`, { cause: error });
+  }
+  const executions = new ExecutionService({
+    repository: executionsRepository,
+    feed,
+    conversations,
+    instanceId,
+    now,
+  });
+  const instances = new InstanceRegistry({
+    id: instanceId,
+    repository: executionsRepository,
+    executions,
+    logger,
+    now,
+  });
   const agentExecutor = new AgentExecutor({
     agents,
     catalog: agentCatalog,
     models,
     executions,
-    instanceId: instances.id,
     logger,
     now,
   });
-  const pipelineRepository = new PipelinesRepository(storage.db);
   const pipelines = new PipelineService({ pipelines: pipelineRepository, agents, now });
   const pipelineRunner = new PipelineRunner({
     pipelines,
-    repository: pipelineRepository,
     executions,
     agents,
     executor: agentExecutor,
-    instanceId: instances.id,
+    logger,
+    now,
+  });
+
+  const usage = new UsageService({
+    usage: new UsageRepository(storage.db, storage.kind),
+    keys: keysRepository,
+    now,
+  });
+
+  const routingRepository = new RoutingRepository(storage.db);
+  const routing = new RoutingService({
+    config,
+    repository: routingRepository,
+    cache: new RouterCache({
+      repository: routingRepository,
+      maxBytes: config.routing.cacheMaxBytes,
+      logger,
+    }),
+    classifier: new IntentClassifier(models),
+    models,
+    agents,
+    agentCatalog,
+    pipelines,
+    conversations,
     logger,
     now,
   });
 
   return {
     config,
+    health: new HealthService({ pingDatabase: (timeoutMs) => storage.ping(timeoutMs), redis }),
     storage,
     redis,
     authenticator,
     rateLimiter,
+    sessions,
+    loginThrottle,
+    usage,
     apiKeys,
     accounts,
     localEngine,
     models,
+    speech,
+    voiceSessions,
     templates,
     conversations,
     chat,
@@ -256,11 +415,22 @@ export async function createServices(
     agentCatalog,
     agents,
     agentExecutor,
-    pipelineRepository,
+    executions,
     pipelines,
     pipelineRunner,
+    routing,
     instances,
     startBackgroundWork() {
+      // eSpeak NG loads in each audio thread ahead of the first synthesis.
+      if (
+        config.models.definitions.some(
+          (definition) => definition.provider === 'espeak-ng' && definition.type === 'speech',
+        )
+      ) {
+        speechEngines.pool
+          .warmUp()
+          .catch((error: unknown) => logger.warn({ err: error }, 'audio workers failed to start'));
+      }
       if (config.models.autoPull) {
         localEngine.startAutoPull(
           config.models.definitions.filter(
@@ -272,7 +442,9 @@ export async function createServices(
     async close() {
       await pipelineRunner.close();
       await instances.stop().catch(() => undefined);
+      await feed.close();
       await localEngine.close();
+      await speechEngines.close();
       if (redis !== null) await redis.quit().catch(() => redis?.disconnect());
       await storage.close();
     },

@@ -5,6 +5,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isWellFormedApiKey } from '../src/auth/api-key-format.js';
 import { writeTinyLlamaGguf } from './support/gguf/tiny-llama.js';
@@ -92,9 +93,24 @@ describe('the service process', () => {
       expect(record).not.toHaveProperty('keyHash');
       expect((await get(service.port, '/v1/features', record.key)).status).toBe(200);
 
+      const expiring = await runCli(
+        ['create', '--name', 'expiring', '--expires-at', '2030-01-01T00:00:00Z', '--json'],
+        env,
+      );
+      expect(expiring.code, expiring.stderr).toBe(0);
+      const expiringId = (JSON.parse(expiring.stdout) as { id: string }).id;
+      // Time passes: the key's expiry is moved into the past in the database itself.
+      const past = '2020-01-01T00:00:00.000Z';
+      const database = new Database(path.join(directory, 'platform.db'));
+      database.prepare('update api_keys set expires_at = ? where id = ?').run(past, expiringId);
+      database.close();
+
       const listed = await runCli(['list'], env);
       expect(listed.stdout).toContain(record.id);
       expect(listed.stdout).not.toContain(record.key);
+      const lines = listed.stdout.split('\n');
+      expect(lines.find((line) => line.startsWith(record.id))).toMatch(/ active$/);
+      expect(lines.find((line) => line.startsWith(expiringId))).toContain(`expired ${past}`);
 
       const revoked = await runCli(['revoke', record.id], env);
       expect(revoked.code, revoked.stderr).toBe(0);
@@ -110,7 +126,7 @@ describe('the service process', () => {
     } finally {
       await service.stop();
     }
-  });
+  }, 90_000);
 
   it('generates a well-formed key without touching the database', async () => {
     const result = await runCli(['generate'], { DATABASE_URL: 'sqlite:/nonexistent/dir/x.db' });

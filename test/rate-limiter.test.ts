@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimiter, rateLimitHeaders, type RateLimitStore } from '../src/auth/rate-limiter.js';
 import { redisTestUrl } from './support/dialects.js';
+import { redisReachable } from './support/redis.js';
 
 const tiers = {
   minuteBound: { perMinute: 10, perDay: 1000 },
@@ -17,26 +18,11 @@ interface StoreUnderTest {
 }
 
 let redis: Redis | null = null;
-const redisAvailable = await (async () => {
-  const client = new Redis(redisTestUrl, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    redis = client;
-    return true;
-  } catch {
-    client.disconnect();
-    process.stdout.write(
-      `\n[rate-limit] Redis at ${redisTestUrl} is not reachable: Redis store suite SKIPPED.\n`,
-    );
-    return false;
-  }
-})();
+const redisAvailable = await redisReachable('the rate-limit store suite');
+if (redisAvailable) {
+  redis = new Redis(redisTestUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+}
 
 const stores: StoreUnderTest[] = [{ name: 'memory', store: () => ({ kind: 'memory' }) }];
 if (redisAvailable)

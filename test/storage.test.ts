@@ -9,10 +9,8 @@ import { promisify } from 'node:util';
 import { migrateToLatest, openStorage, type Storage } from '../src/storage/database.js';
 import { migrationProvider } from '../src/storage/migrations/index.js';
 import { AccountsRepository } from '../src/storage/repositories/accounts.repository.js';
-import {
-  ApiKeysRepository,
-  type ApiKeyRecord,
-} from '../src/storage/repositories/api-keys.repository.js';
+import { ApiKeysRepository } from '../src/storage/repositories/api-keys.repository.js';
+import type { ApiKeyRecord } from '../src/auth/api-key.js';
 import { newId } from '../src/ids.js';
 import { allDialects, type TestDatabase } from './support/dialects.js';
 import type { DatabaseConfig } from '../src/config/config.js';
@@ -64,6 +62,15 @@ describe.each(allDialects)('storage on $name', (dialect) => {
     const { storage } = await open();
     expect(await migrateToLatest(storage)).toEqual([]);
     await storage.ping();
+  });
+
+  it('migrates a database beside another one already migrated (one schema each on PostgreSQL)', async () => {
+    const first = await open();
+    const second = await open();
+    // Each holds its own bookkeeping: a new migration run on one does not touch the other.
+    expect(await migrateToLatest(first.storage)).toEqual([]);
+    expect(await migrateToLatest(second.storage)).toEqual([]);
+    await second.storage.ping();
   });
 
   it('applies each migration once when several instances start together', async () => {

@@ -1,9 +1,11 @@
 // Accounts: the owner's, created on first start, and further ones the owner creates.
 import type { Kysely } from 'kysely';
 import type { ApiKeyService } from '../auth/api-key-service.js';
-import type { ApiKeyRecord } from '../storage/repositories/api-keys.repository.js';
-import type { Account, AccountsRepository } from '../storage/repositories/accounts.repository.js';
+import type { ApiKeyRecord } from '../auth/api-key.js';
+import type { AccountsRepository } from '../storage/repositories/accounts.repository.js';
+import type { Account } from './account.js';
 import type { DatabaseSchema } from '../storage/schema.js';
+import { NotFoundError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 
 export interface AccountWithAdminKey {
@@ -61,6 +63,12 @@ export class AccountService {
 
   create(name: string, tier?: string): Promise<AccountWithAdminKey> {
     return this.createWithAdminKey(name, 'member', tier);
+  }
+
+  async get(id: string): Promise<Account> {
+    const account = await this.options.accounts.findById(id);
+    if (account === undefined) throw new NotFoundError('Account', id);
+    return account;
   }
 
   ownerAccount() {

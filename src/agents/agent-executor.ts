@@ -1,16 +1,16 @@
 // Runs agents. `run` is the one code path for an agent's work (agent execution and pipeline stages
-// both use it); `execute` adds the execution record: stored as running, then completed or failed.
-import type { FastifyBaseLogger } from 'fastify';
-import { AppError, NotFoundError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
+// both use it); `execute` records it through the execution service: running, then completed or failed.
+import type { Logger } from 'pino';
+import { AppError } from '../errors/app-error.js';
+import type { ExecutionService } from '../executions/execution-service.js';
+import {
+  executionError,
+  executionErrorFrom,
+  type ExecutionError,
+} from '../executions/execution.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { RequestAbortedError } from '../models/spec.js';
-import type { Agent } from '../storage/repositories/agents.repository.js';
-import type {
-  Execution,
-  ExecutionError,
-  ExecutionsRepository,
-} from '../storage/repositories/executions.repository.js';
+import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
 import { AgentModels } from './agent-models.js';
 import type { AgentInput } from './agent-type.js';
@@ -21,6 +21,18 @@ export interface AgentRun {
   result: Record<string, unknown>;
   tokensUsed: number;
   executionTimeMs: number;
+}
+
+/**
+ * An agent execution request: free-form, as the spec has it. `query`, `parameters`, `data` and
+ * `urls` are what the types read; `conversation_id` and `user_id` are recorded on the execution;
+ * `model` replaces the agent's model for this run; every other key is kept in the recorded input.
+ */
+export interface AgentExecutionRequest extends AgentInput {
+  conversation_id?: string | undefined;
+  user_id?: string | undefined;
+  model?: string | undefined;
+  [key: string]: unknown;
 }
 
 export interface AgentExecutionResponse {
@@ -49,10 +61,8 @@ export interface AgentExecutorOptions {
   agents: AgentService;
   catalog: AgentCatalog;
   models: ModelRegistry;
-  executions: ExecutionsRepository;
-  /** Recorded on executions, to recover runs a stopped instance left running. */
-  instanceId: string;
-  logger: FastifyBaseLogger;
+  executions: ExecutionService;
+  logger: Logger;
   now?: () => number;
 }
 
@@ -64,11 +74,17 @@ export class AgentExecutor {
   }
 
   /**
-   * Checks the input (a 400 before anything is recorded), then runs the agent. Failures of the run
-   * become an AgentRunError carrying the contract's error object.
+   * Checks the input before anything is recorded (a 400 naming the field): the per-run
+   * `parameters` against the type's schema (defaults filled in), what the type needs, and a
+   * `model` that replaces the agent's.
    */
-  prepare(agent: Agent, input: AgentInput): { parameters: Record<string, unknown> } {
+  prepare(
+    agent: Agent,
+    input: AgentInput,
+    model?: string | null,
+  ): { parameters: Record<string, unknown> } {
     const type = this.options.catalog.require(agent.agentType);
+    this.options.agents.requireChatModel(model, 'model');
     const parameters = requireSchema<Record<string, unknown>>(
       type.parametersSchema,
       input.parameters ?? {},
@@ -79,15 +95,21 @@ export class AgentExecutor {
     return { parameters };
   }
 
+  /** Runs the agent; failures become an AgentRunError carrying the contract's error object. */
   async run(
     agent: Agent,
     input: AgentInput,
     parameters: Record<string, unknown>,
-    callerAccountId: string,
-    signal: AbortSignal,
+    options: { callerAccountId: string; signal: AbortSignal; model?: string | null },
   ): Promise<AgentRun> {
+    const { callerAccountId, signal } = options;
     const type = this.options.catalog.require(agent.agentType);
-    const models = new AgentModels(this.options.models, agent.modelId, callerAccountId, signal);
+    const models = new AgentModels(
+      this.options.models,
+      options.model ?? agent.modelId,
+      callerAccountId,
+      signal,
+    );
     const started = this.now();
     try {
       const result = await type.run(
@@ -112,42 +134,34 @@ export class AgentExecutor {
   async execute(
     callerAccountId: string,
     agentId: string,
-    input: AgentInput & { conversation_id?: string | undefined },
+    request: AgentExecutionRequest,
     signal: AbortSignal,
+    apiKeyId: string | null = null,
   ): Promise<AgentExecutionResponse> {
     const agent = await this.options.agents.get(callerAccountId, agentId);
-    const { parameters } = this.prepare(agent, input);
-    const execution: Execution = {
-      id: newId('exec'),
+    const { conversation_id: conversationId, user_id: userId, ...rest } = request;
+    const { parameters } = this.prepare(agent, request, request.model);
+    const { execution } = await this.options.executions.start({
       accountId: callerAccountId,
       kind: 'agent',
       agentId: agent.id,
-      pipelineId: null,
-      conversationId: input.conversation_id ?? null,
-      status: 'running',
-      input: {
-        ...(input.query === undefined ? {} : { query: input.query }),
-        parameters,
-        ...(input.data === undefined ? {} : { data: input.data }),
-        ...(input.urls === undefined ? {} : { urls: input.urls }),
-      },
-      output: null,
-      error: null,
-      tokensUsed: 0,
-      executionTimeMs: null,
-      createdAt: new Date(this.now()).toISOString(),
-      completedAt: null,
-    };
-    await this.options.executions.insertRunning(execution, this.options.instanceId);
+      conversationId: conversationId ?? null,
+      userId: userId ?? null,
+      apiKeyId,
+      input: { ...rest, parameters },
+    });
     try {
-      const run = await this.run(agent, input, parameters, callerAccountId, signal);
-      await this.options.executions.finish(execution.id, {
+      const run = await this.run(agent, request, parameters, {
+        callerAccountId,
+        signal,
+        model: request.model ?? null,
+      });
+      await this.options.executions.finish(execution, {
         status: 'completed',
         output: run.result,
         error: null,
         tokensUsed: run.tokensUsed,
         executionTimeMs: run.executionTimeMs,
-        completedAt: new Date(this.now()).toISOString(),
       });
       return {
         success: true,
@@ -159,13 +173,12 @@ export class AgentExecutor {
       };
     } catch (error) {
       if (!(error instanceof AgentRunError)) throw error;
-      await this.options.executions.finish(execution.id, {
+      await this.options.executions.finish(execution, {
         status: 'failed',
         output: null,
         error: error.error,
         tokensUsed: error.tokensUsed,
         executionTimeMs: error.executionTimeMs,
-        completedAt: new Date(this.now()).toISOString(),
       });
       if (error.aborted) throw new RequestAbortedError();
       return {
@@ -179,30 +192,19 @@ export class AgentExecutor {
     }
   }
 
-  async getExecution(accountId: string, id: string): Promise<Execution> {
-    const execution = await this.options.executions.find(accountId, id);
-    if (execution === undefined) throw new NotFoundError('Execution', id);
-    return execution;
-  }
-
   /** The contract's error object for a failed run; an unexpected failure is logged, not echoed. */
   private describe(error: unknown, agent: Agent, aborted: boolean): ExecutionError {
     if (aborted) {
-      return {
-        message: 'The client closed the request before the agent finished.',
-        type: 'api_error',
-        code: 'aborted',
-      };
+      return executionError(
+        'aborted',
+        'The run was stopped before the agent finished (the client closed the request).',
+      );
     }
-    if (error instanceof AppError) {
-      const { message, type, code, param, ...details } = error.toBody().error;
-      return { message, type, code, ...(param === null ? {} : { param }), ...details };
-    }
+    if (error instanceof AppError) return executionErrorFrom(error);
     this.options.logger.error({ err: error, agent_id: agent.id }, 'agent failed unexpectedly');
-    return {
-      message: `${agent.agentType} failed unexpectedly; the failure was logged.`,
-      type: 'api_error',
-      code: 'internal_error',
-    };
+    return executionError(
+      'internal_error',
+      `${agent.agentType} failed unexpectedly; the failure was logged.`,
+    );
   }
 }

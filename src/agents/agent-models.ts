@@ -1,5 +1,6 @@
 // How agents use models: text, or JSON matching a schema (constrained where the back-end can,
-// always validated, with one repair attempt), through the registry's fallbacks, counting tokens.
+// always validated, with one repair attempt, else the plain text for the agent's own fallback),
+// through the registry's fallbacks, counting tokens.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { UpstreamError, type ChatTurn } from '../models/spec.js';
@@ -10,6 +11,41 @@ export interface AgentPrompt {
   user: string;
   maxTokens?: number | undefined;
   temperature?: number | undefined;
+}
+
+/** A structured answer, or the model's plain text and why it is not one. */
+export type StructuredAnswer<T> =
+  { structured: true; value: T } | { structured: false; text: string; reason: string };
+
+function withoutFence(text: string): string {
+  return text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, '')
+    .replace(/\s*```$/, '');
+}
+
+function looksLikeJson(text: string): boolean {
+  return /^[[{]/.test(withoutFence(text));
+}
+
+/**
+ * The JSON value of an answer, or undefined: the whole text, else the object it wraps in a
+ * Markdown fence or in prose ("Here is the JSON: {…}"), which models write despite being asked not to.
+ */
+function parseJsonAnswer(text: string): unknown {
+  const trimmed = withoutFence(text);
+  const candidates = [trimmed];
+  const start = trimmed.indexOf('{');
+  const end = trimmed.lastIndexOf('}');
+  if (start > 0 && end > start) candidates.push(trimmed.slice(start, end + 1));
+  for (const candidate of candidates) {
+    try {
+      return JSON.parse(candidate) as unknown;
+    } catch {
+      // Try the next reading.
+    }
+  }
+  return undefined;
 }
 
 export class AgentModels {
@@ -57,11 +93,15 @@ export class AgentModels {
     return (await this.call(prompt)).text;
   }
 
-  /** JSON matching `schema`; a reply that does not is sent back once with the problem named. */
-  async object<T>(prompt: AgentPrompt, schema: JSONSchema7): Promise<T> {
+  /**
+   * JSON matching `schema`; a reply that does not is sent back once with the problem named. When
+   * the second reply does not match either (many OpenAI-compatible servers ignore
+   * `response_format`), the answer is the model's plain text and why, for the agent's fallback.
+   */
+  async structured<T>(prompt: AgentPrompt, schema: JSONSchema7): Promise<StructuredAnswer<T>> {
     const first = await this.call(prompt, schema);
     const parsed = this.parse<T>(first.text, schema);
-    if (parsed.ok) return parsed.value;
+    if (parsed.ok) return { structured: true, value: parsed.value };
     const repaired = await this.call(
       {
         ...prompt,
@@ -70,29 +110,37 @@ export class AgentModels {
       schema,
     );
     const second = this.parse<T>(repaired.text, schema);
-    if (second.ok) return second.value;
-    throw new UpstreamError(
-      'upstream_error',
-      `The model's answer did not match the expected structure twice (${second.problem}).`,
-      { fallbackWorthy: false },
-    );
+    if (second.ok) return { structured: true, value: second.value };
+    // The plain-text answer to fall back on: the latest that is not a JSON attempt.
+    const text =
+      [repaired.text, first.text].find(
+        (answer) => !looksLikeJson(answer) && answer.trim() !== '',
+      ) ?? first.text;
+    return { structured: false, text: text.trim(), reason: this.mismatchReason(second.problem) };
+  }
+
+  /** JSON matching `schema`, or an upstream error once the repair attempt failed too. */
+  async object<T>(prompt: AgentPrompt, schema: JSONSchema7): Promise<T> {
+    const answer = await this.structured<T>(prompt, schema);
+    if (answer.structured) return answer.value;
+    throw new UpstreamError('upstream_error', `${answer.reason}.`, { fallbackWorthy: false });
+  }
+
+  private mismatchReason(problem: string): string {
+    const definition = this.name === null ? undefined : this.registry.find(this.name);
+    const hint =
+      definition !== undefined && 'structuredOutputs' in definition && !definition.structuredOutputs
+        ? `; model '${definition.name}' is not sent a JSON Schema (set \`structured_outputs: true\` if its server supports it)`
+        : '';
+    return `The model's answer did not match the expected structure twice (${problem})${hint}`;
   }
 
   private parse<T>(
     text: string,
     schema: JSONSchema7,
   ): { ok: true; value: T } | { ok: false; problem: string } {
-    // Models sometimes wrap JSON in a Markdown fence despite being asked not to.
-    const trimmed = text
-      .trim()
-      .replace(/^```(?:json)?\s*/i, '')
-      .replace(/\s*```$/, '');
-    let value: unknown;
-    try {
-      value = JSON.parse(trimmed);
-    } catch {
-      return { ok: false, problem: 'it is not JSON' };
-    }
+    const value = parseJsonAnswer(text);
+    if (value === undefined) return { ok: false, problem: 'it is not JSON' };
     const checked = checkAgainstSchema<T>(schema, value, 'answer', 'answer');
     return checked.ok
       ? { ok: true, value: checked.value }

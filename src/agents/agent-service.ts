@@ -1,10 +1,12 @@
 // Agents of an account: create, list, read, change, delete. Public agents of other accounts are
-// readable (and executable), never changeable by them.
-import { AppError, InvalidParameterError, NotFoundError } from '../errors/app-error.js';
+// readable (without their private configuration) and executable, never changeable by them.
+import { AppError, NotFoundError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
-import type { Agent, AgentsRepository } from '../storage/repositories/agents.repository.js';
+import type { AgentsRepository } from '../storage/repositories/agents.repository.js';
+import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
+import { sharedConfiguration } from './private-configuration.js';
 import { requireSchema } from './schema-validator.js';
 
 export interface CreateAgentInput {
@@ -24,12 +26,37 @@ export interface UpdateAgentInput {
   isPublic?: boolean | undefined;
 }
 
+/** The knowledge bases an agent's configuration may name: the account's own. */
+export interface KnowledgeBaseLookup {
+  /** The ids among `ids` that are not knowledge bases of the account. */
+  missing(accountId: string, ids: readonly string[]): Promise<string[]>;
+}
+
+/** The pipelines whose stages run an agent (of any account: public agents are shared). */
+export interface AgentUsage {
+  pipelinesUsing(agentId: string): Promise<Array<{ id: string; accountId: string; name: string }>>;
+}
+
 export interface AgentServiceOptions {
   agents: AgentsRepository;
   catalog: AgentCatalog;
   models: ModelRegistry;
+  knowledgeBases: KnowledgeBaseLookup;
+  usage: AgentUsage;
   now?: () => number;
 }
+
+/** An agent as a caller sees it: another account's public agent without its private keys. */
+export interface AgentView {
+  agent: Agent;
+  owned: boolean;
+  configuration: Record<string, unknown>;
+  /** Configuration keys left out because they are the owner's (empty for one's own agent). */
+  hiddenKeys: string[];
+}
+
+/** Most pipelines a 409 names one by one. */
+const namedPipelines = 20;
 
 export class AgentService {
   private readonly now: () => number;
@@ -46,7 +73,8 @@ export class AgentService {
       'agent configuration',
       'configuration',
     );
-    this.checkModel(input.modelId);
+    this.requireChatModel(input.modelId, 'model_id');
+    await this.checkKnowledgeBases(accountId, configuration);
     const now = new Date(this.now()).toISOString();
     const agent: Agent = {
       id: newId('agent'),
@@ -74,6 +102,15 @@ export class AgentService {
     return agent;
   }
 
+  /** What `accountId` may see of an agent: all of its own, a public one's shared keys only. */
+  view(agent: Agent, accountId: string): AgentView {
+    if (agent.accountId === accountId) {
+      return { agent, owned: true, configuration: agent.configuration, hiddenKeys: [] };
+    }
+    const shared = sharedConfiguration(agent.agentType, agent.configuration);
+    return { agent, owned: false, configuration: shared.configuration, hiddenKeys: shared.hidden };
+  }
+
   /** A given `configuration` replaces the stored one whole (validated, defaults filled). */
   async update(accountId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
     const agent = await this.owned(accountId, id);
@@ -86,7 +123,8 @@ export class AgentService {
             'agent configuration',
             'configuration',
           );
-    this.checkModel(input.modelId);
+    this.requireChatModel(input.modelId, 'model_id');
+    if (configuration !== undefined) await this.checkKnowledgeBases(accountId, configuration);
     const updated = await this.options.agents.update(
       accountId,
       id,
@@ -103,8 +141,43 @@ export class AgentService {
     return updated;
   }
 
-  async delete(accountId: string, id: string): Promise<void> {
+  /**
+   * Deletes the agent. While pipelines run it, that is a 409 naming them (the account's own by id
+   * and name, other accounts' only counted) unless `force`: then the pipelines keep their stages,
+   * and a run fails at that stage with `not_found` until the stage is changed.
+   */
+  async delete(accountId: string, id: string, options: { force?: boolean } = {}): Promise<void> {
     await this.owned(accountId, id);
+    if (options.force !== true) {
+      const users = await this.options.usage.pipelinesUsing(id);
+      if (users.length > 0) {
+        const own = users.filter((pipeline) => pipeline.accountId === accountId);
+        const others = users.length - own.length;
+        const named = own
+          .slice(0, namedPipelines)
+          .map((pipeline) => `'${pipeline.name}' (${pipeline.id})`);
+        const parts = [
+          ...(named.length > 0
+            ? [`pipeline${own.length === 1 ? '' : 's'} ${named.join(', ')}`]
+            : []),
+          ...(own.length > namedPipelines ? [`${own.length - namedPipelines} more of yours`] : []),
+          ...(others > 0 ? [`${others} pipeline${others === 1 ? '' : 's'} of other accounts`] : []),
+        ];
+        throw new AppError(
+          'conflict',
+          `Agent '${id}' is used by ${parts.join(' and ')}. Change their stages first, or delete with ?force=true: the pipelines are kept, and their runs fail at the stage that used this agent.`,
+          {
+            details: {
+              pipelines: own
+                .slice(0, namedPipelines)
+                .map((pipeline) => ({ id: pipeline.id, name: pipeline.name })),
+              pipeline_count: own.length,
+              other_accounts_pipelines: others,
+            },
+          },
+        );
+      }
+    }
     await this.options.agents.delete(accountId, id);
   }
 
@@ -120,22 +193,27 @@ export class AgentService {
     return agent;
   }
 
-  /** `model_id` names a chat model of the catalog (null clears it: the default model is used). */
-  private checkModel(modelId: string | null | undefined): void {
+  /**
+   * `modelId` names a chat model of the catalog (null or absent: the default model is used);
+   * otherwise a 400 naming `param` (`model_id` on an agent, `model` on an execution).
+   */
+  requireChatModel(modelId: string | null | undefined, param: string): void {
     if (modelId === undefined || modelId === null) return;
-    const definition = this.options.models.find(modelId);
-    if (definition === undefined) {
-      throw new AppError(
-        'unknown_model',
-        `Model '${modelId}' is not in the catalog. GET /v1/models lists the models.`,
-        { param: 'model_id' },
-      );
-    }
-    if (definition.type !== 'chat') {
-      throw new InvalidParameterError(
-        'model_id',
-        `Model '${modelId}' is an embedding model, not a chat model.`,
-      );
-    }
+    this.options.models.resolve('chat', modelId, param);
+  }
+
+  /** Every knowledge base the configuration names is the account's: otherwise 404 naming it. */
+  private async checkKnowledgeBases(
+    accountId: string,
+    configuration: Record<string, unknown>,
+  ): Promise<void> {
+    const ids = configuration.knowledge_base_ids;
+    if (!Array.isArray(ids) || ids.length === 0) return;
+    const missing = new Set(await this.options.knowledgeBases.missing(accountId, ids as string[]));
+    const index = (ids as string[]).findIndex((id) => missing.has(id));
+    if (index === -1) return;
+    throw new AppError('not_found', `Knowledge base '${String(ids[index])}' not found.`, {
+      param: `configuration.knowledge_base_ids[${index}]`,
+    });
   }
 }

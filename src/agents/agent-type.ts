@@ -1,7 +1,7 @@
 // What an agent type is: its catalog entry, the JSON Schemas of its configuration and per-run
 // parameters (published in the type listing and the OpenAPI document), and how it runs.
 import type { TObject } from 'typebox';
-import type { Agent } from '../storage/repositories/agents.repository.js';
+import type { Agent } from './agent.js';
 import type { AgentModels } from './agent-models.js';
 
 export const agentTypeIds = [

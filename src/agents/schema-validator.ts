@@ -1,14 +1,11 @@
 // Validates agent configurations, execution inputs and model output against JSON Schemas (TypeBox),
 // filling defaults, refusing unknown keys, and naming the offending key in the 400.
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import type { AppError } from '../errors/app-error.js';
 import { schemaIssueToError } from '../errors/schema-errors.js';
+import { createAjv } from '../validation/ajv.js';
 
-const addFormats = addFormatsModule.default;
-
-const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: false });
-addFormats(ajv);
+const ajv = createAjv();
 
 const compiled = new WeakMap<object, ValidateFunction>();
 

@@ -1,24 +1,12 @@
 // API key format: `sk-` + 42 random base62 characters + a 6-character checksum of them.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { base62Alphabet as alphabet, randomBase62 } from '../ids.js';
 
-const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const prefix = 'sk-';
 const bodyLength = 42;
 const checksumLength = 6;
 // Bounded, so that hashing a presented key costs a known amount of work.
 const keyPattern = /^sk-[A-Za-z0-9]{46,120}$/;
-
-/** Uniformly random base62 text (rejection sampling keeps every character equally likely). */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += alphabet[byte % 62];
-      if (out.length === length) break;
-    }
-  }
-  return out;
-}
 
 function checksumOf(body: string): string {
   const digest = createHash('sha256').update(body).digest();

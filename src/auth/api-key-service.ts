@@ -1,11 +1,11 @@
 // Creating, listing and revoking API keys within an account.
 import type { Kysely } from 'kysely';
-import { InvalidParameterError, NotFoundError } from '../errors/app-error.js';
+import type { RateLimitTier } from '../config/config.js';
+import { AppError, InvalidParameterError, NotFoundError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
-import type {
-  ApiKeyRecord,
-  ApiKeysRepository,
-} from '../storage/repositories/api-keys.repository.js';
+import type { ApiKeysRepository } from '../storage/repositories/api-keys.repository.js';
+import type { ApiKeyRecord } from './api-key.js';
+import type { AccountKind } from '../accounts/account.js';
 import type { DatabaseSchema } from '../storage/schema.js';
 import { displayFormOf, generateApiKey } from './api-key-format.js';
 import type { Authenticator } from './authenticator.js';
@@ -21,6 +21,17 @@ export interface CreateApiKeyInput {
   expiresAt?: string | null;
 }
 
+/** Who creates a key: a key of the platform owner's account may grant any tier, others no more than their own. */
+export interface KeyCreator {
+  readonly accountKind: AccountKind;
+  readonly tier: string;
+}
+
+export type ApiKeyStatus = 'active' | 'expired' | 'revoked';
+
+/** The command line acts with the authority of whoever can reach the database. */
+export const platformOperator: KeyCreator = { accountKind: 'owner', tier: 'operator' };
+
 export interface CreatedApiKey {
   record: ApiKeyRecord;
   /** The full secret: returned once, never stored. */
@@ -31,7 +42,9 @@ export interface ApiKeyServiceOptions {
   keys: ApiKeysRepository;
   hasher: KeyHasher;
   authenticator: Authenticator;
-  tiers: readonly string[];
+  /** Sessions opened with a key end when it is revoked. */
+  sessions?: { endForKey(apiKeyId: string): Promise<void> };
+  tiers: Readonly<Record<string, RateLimitTier>>;
   defaultTier: string;
   now?: () => number;
 }
@@ -46,10 +59,10 @@ export class ApiKeyService {
   /** Builds a new key and its record without storing it (callers may store it in a transaction). */
   prepare(accountId: string, input: CreateApiKeyInput, presetKey?: string): CreatedApiKey {
     const tier = input.tier ?? this.options.defaultTier;
-    if (!this.options.tiers.includes(tier)) {
+    if (this.options.tiers[tier] === undefined) {
       throw new InvalidParameterError(
         'tier',
-        `Unknown tier '${tier}'. Configured tiers: ${this.options.tiers.join(', ')}.`,
+        `Unknown tier '${tier}'. Configured tiers: ${Object.keys(this.options.tiers).join(', ')}.`,
       );
     }
     const allowedIps = validateAllowedIps(input.allowedIps ?? []);
@@ -89,10 +102,39 @@ export class ApiKeyService {
     await this.options.keys.insert(created.record, db);
   }
 
-  async create(accountId: string, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+  /**
+   * Creates a key for `creator`'s account. Tiers bind a tenant: only keys of the platform owner's
+   * account may grant a tier whose limits exceed the creating key's own in either window.
+   */
+  async create(
+    accountId: string,
+    input: CreateApiKeyInput,
+    creator: KeyCreator,
+  ): Promise<CreatedApiKey> {
+    const tier = input.tier ?? this.options.defaultTier;
+    const granted = this.options.tiers[tier];
+    const own = this.options.tiers[creator.tier];
+    if (
+      creator.accountKind !== 'owner' &&
+      granted !== undefined &&
+      (own === undefined || granted.perMinute > own.perMinute || granted.perDay > own.perDay)
+    ) {
+      throw new AppError(
+        'insufficient_permissions',
+        `Tier '${tier}' allows more requests than this key's own tier '${creator.tier}'. Only admin keys of the platform owner's account may grant a higher tier.`,
+        { param: 'tier', details: { required_scope: 'admin' } },
+      );
+    }
     const created = this.prepare(accountId, input);
     await this.store(created);
     return created;
+  }
+
+  /** Whether the key works now: revocation is permanent, expiry comes with time. */
+  statusOf(record: ApiKeyRecord): ApiKeyStatus {
+    if (record.revokedAt !== null) return 'revoked';
+    if (record.expiresAt !== null && Date.parse(record.expiresAt) <= this.now()) return 'expired';
+    return 'active';
   }
 
   list(accountId: string, page: { limit: number; offset: number }) {
@@ -114,6 +156,7 @@ export class ApiKeyService {
     );
     if (record === undefined) throw new NotFoundError('API key', id);
     this.options.authenticator.forget(record.keyHash);
+    await this.options.sessions?.endForKey(record.id);
     return record;
   }
 }

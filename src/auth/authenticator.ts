@@ -3,11 +3,9 @@
 // (≤ 1 s), so a key revoked by another instance is refused within a second.
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/app-error.js';
-import type {
-  AccountKind,
-  ApiKeysRepository,
-  CredentialRecord,
-} from '../storage/repositories/api-keys.repository.js';
+import type { ApiKeysRepository } from '../storage/repositories/api-keys.repository.js';
+import type { AccountKind } from '../accounts/account.js';
+import type { CredentialRecord } from './api-key.js';
 import { hasKeyShape, isWellFormedApiKey } from './api-key-format.js';
 import { IpAllowList } from './ip-rules.js';
 import { KeyHasher } from './key-hasher.js';
@@ -19,14 +17,35 @@ export interface Principal {
   readonly accountKind: AccountKind;
   readonly scopes: readonly Scope[];
   readonly tier: string;
+  /** Set when the request came with a dashboard session (opened with this key) instead of the key. */
+  readonly sessionId?: string;
 }
 
-interface CachedCredential {
-  record: CredentialRecord;
+/** A stored key record prepared for repeated checks (its allow-list parsed once). */
+export interface VerifiableCredential {
+  readonly record: CredentialRecord;
+  readonly allowList: IpAllowList;
+  readonly expiresAtMs: number | null;
+  readonly principal: Principal;
+}
+
+interface CachedCredential extends VerifiableCredential {
   digest: Buffer;
-  allowList: IpAllowList;
-  expiresAtMs: number | null;
-  principal: Principal;
+}
+
+export function verifiableCredential(record: CredentialRecord): VerifiableCredential {
+  return {
+    record,
+    allowList: new IpAllowList(record.allowedIps),
+    expiresAtMs: record.expiresAt === null ? null : Date.parse(record.expiresAt),
+    principal: Object.freeze({
+      keyId: record.id,
+      accountId: record.accountId,
+      accountKind: record.accountKind,
+      scopes: record.scopes,
+      tier: record.tier,
+    }),
+  };
 }
 
 export interface AuthenticatorOptions {
@@ -66,6 +85,14 @@ export class Authenticator {
     if (credential === undefined) {
       throw new AppError('invalid_api_key', 'The API key is malformed or does not exist.');
     }
+    return this.admit(credential, clientAddress);
+  }
+
+  /**
+   * The checks after the key was found (revocation, expiry, client address), in the contract's
+   * order; also used for the key behind a dashboard session.
+   */
+  admit(credential: VerifiableCredential, clientAddress: string): Principal {
     const { record } = credential;
     if (record.revokedAt !== null) {
       throw new AppError(
@@ -105,19 +132,7 @@ export class Authenticator {
       if (!isWellFormedApiKey(presented)) return undefined;
       const record = await this.options.keys.findCredentialByHash(keyHash);
       if (record === undefined) return undefined;
-      credential = {
-        record,
-        digest: Buffer.from(record.keyHash, 'hex'),
-        allowList: new IpAllowList(record.allowedIps),
-        expiresAtMs: record.expiresAt === null ? null : Date.parse(record.expiresAt),
-        principal: Object.freeze({
-          keyId: record.id,
-          accountId: record.accountId,
-          accountKind: record.accountKind,
-          scopes: record.scopes,
-          tier: record.tier,
-        }),
-      };
+      credential = { ...verifiableCredential(record), digest: Buffer.from(record.keyHash, 'hex') };
       this.cache?.set(keyHash, credential);
     }
     return KeyHasher.sameDigest(digest, credential.digest) ? credential : undefined;

@@ -1,9 +1,9 @@
 // One chat turn, streamed or not: resolves the conversation and model, builds the context (system
 // prompt from the template, stored history, the new turns), trims it oldest-first to the model's
-// window, calls the model with its fallbacks, and stores both turns once the answer is complete.
+// window, calls the model with its fallbacks, and stores both turns once the answer is complete —
+// a new conversation with them, so a first turn that fails or is abandoned leaves nothing behind.
 import type { ModelDefinition } from '../config/config.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
-import { titleFrom } from '../conversations/conversation-service.js';
 import { AppError, InvalidParameterError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
@@ -16,17 +16,15 @@ import {
   type StreamPart,
   type TokenUsage,
 } from '../models/spec.js';
-import type {
-  Conversation,
-  ConversationsRepository,
-  NewMessage,
-} from '../storage/repositories/conversations.repository.js';
+import type { Conversation, NewMessage } from '../conversations/conversation.js';
 
 /** How many stored messages are read as the context of a turn (then trimmed by tokens). */
 const historyWindow = 200;
 
 export interface ChatRequest {
   accountId: string;
+  /** The key (or the key behind the session) making the request, recorded for usage by key. */
+  apiKeyId?: string | null;
   userId: string | null;
   conversationId: string | null;
   /** false: a stateless completion (nothing stored, no history, no trimming). */
@@ -59,7 +57,9 @@ export type ChatStreamEvent =
 
 interface PreparedChat {
   request: ChatRequest;
+  /** The stored conversation, or a drafted one (`isNewConversation`), or none (stateless). */
   conversation: Conversation | null;
+  isNewConversation: boolean;
   modelName: string;
   systemPrompt: string | null;
   history: ChatTurn[];
@@ -71,7 +71,6 @@ interface PreparedChat {
 export interface ChatServiceOptions {
   models: ModelRegistry;
   conversations: ConversationService;
-  conversationsRepository: ConversationsRepository;
   now?: () => number;
 }
 
@@ -119,8 +118,7 @@ export class ChatService {
     const opened = await this.options.models.openStream(prepared.modelName, (model, definition) =>
       this.streamFrom(prepared, model, definition),
     );
-    const conversation = await this.ensureConversation(prepared);
-    return this.relay(prepared, opened.definition, opened.first, opened.rest, conversation);
+    return this.relay(prepared, opened.definition, opened.first, opened.rest);
   }
 
   private async *streamFrom(
@@ -141,11 +139,10 @@ export class ChatService {
     definition: ModelDefinition,
     first: StreamPart,
     rest: AsyncIterator<StreamPart>,
-    conversation: Conversation | null,
   ): AsyncGenerator<ChatStreamEvent> {
     yield {
       type: 'start',
-      conversationId: conversation?.id ?? null,
+      conversationId: prepared.conversation?.id ?? null,
       messageId: prepared.messageId,
       model: definition,
     };
@@ -216,12 +213,18 @@ export class ChatService {
     }
 
     let conversation: Conversation | null = null;
+    const isNewConversation = request.persist && request.conversationId === null;
     if (request.conversationId !== null) {
       conversation = await this.options.conversations.get(
         request.accountId,
         request.conversationId,
         request.userId,
       );
+    } else if (isNewConversation) {
+      conversation = this.options.conversations.draft(request.accountId, {
+        userId: request.userId,
+        model: request.model,
+      });
     }
 
     const modelName = this.options.models.resolveChatModelName(
@@ -236,14 +239,9 @@ export class ChatService {
     }
 
     const history =
-      conversation === null
+      conversation === null || isNewConversation
         ? []
-        : (
-            await this.options.conversationsRepository.recentMessages(
-              conversation.id,
-              historyWindow,
-            )
-          )
+        : (await this.options.conversations.recentHistory(conversation, historyWindow))
             .filter((message) => message.role !== 'system')
             .map((message) => ({ role: message.role, content: message.content }));
     const systemPrompt =
@@ -256,6 +254,7 @@ export class ChatService {
     return {
       request,
       conversation,
+      isNewConversation,
       modelName,
       systemPrompt,
       history,
@@ -310,24 +309,13 @@ export class ChatService {
     return { messages: [...system, ...kept], maxTokens, temperature: prepared.request.temperature };
   }
 
-  /** Creates the conversation a persisted turn without `conversation_id` starts. */
-  private async ensureConversation(prepared: PreparedChat): Promise<Conversation | null> {
-    if (!prepared.request.persist) return null;
-    if (prepared.conversation !== null) return prepared.conversation;
-    prepared.conversation = await this.options.conversations.create(prepared.request.accountId, {
-      userId: prepared.request.userId,
-      model: prepared.request.model,
-    });
-    return prepared.conversation;
-  }
-
   /** Stores the new turns and the answer together; returns the conversation id (null: stateless). */
   private async persist(
     prepared: PreparedChat,
     definition: ModelDefinition,
     answer: { text: string; finishReason: FinishReason; usage: TokenUsage },
   ): Promise<string | null> {
-    const conversation = await this.ensureConversation(prepared);
+    const { conversation } = prepared;
     if (conversation === null) return null;
     const requestTime = new Date(prepared.startedAt).toISOString();
     const messages: NewMessage[] = prepared.incoming.map((turn) => ({
@@ -340,6 +328,7 @@ export class ChatService {
       latencyMs: null,
       finishReason: null,
       createdAt: requestTime,
+      apiKeyId: prepared.request.apiKeyId ?? null,
     }));
     messages.push({
       id: prepared.messageId,
@@ -351,15 +340,13 @@ export class ChatService {
       latencyMs: this.now() - prepared.startedAt,
       finishReason: answer.finishReason,
       createdAt: new Date(this.now()).toISOString(),
+      apiKeyId: prepared.request.apiKeyId ?? null,
     });
     const firstUser = prepared.incoming.find((turn) => turn.role === 'user');
-    const stored = await this.options.conversationsRepository.appendMessages(
-      prepared.request.accountId,
-      conversation.id,
-      messages,
-      new Date(this.now()).toISOString(),
-      firstUser === undefined ? undefined : titleFrom(firstUser.content),
-    );
+    const stored = await this.options.conversations.appendTurn(conversation, messages, {
+      isNew: prepared.isNewConversation,
+      firstUserText: firstUser?.content,
+    });
     if (stored === undefined) {
       // Deleted while the model was answering: the answer is still returned, nothing is kept.
       throw new AppError(

@@ -2,11 +2,12 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { generateApiKey } from '../auth/api-key-format.js';
+import { platformOperator, type ApiKeyStatus } from '../auth/api-key-service.js';
 import { scopes, type Scope } from '../auth/scopes.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { AppError } from '../errors/app-error.js';
 import { createServices, type Services } from '../services.js';
-import type { ApiKeyRecord } from '../storage/repositories/api-keys.repository.js';
+import type { ApiKeyRecord } from '../auth/api-key.js';
 
 const usage = `Usage: npm run keys -- <command> [options]
 
@@ -34,8 +35,13 @@ function splitList(value: string | undefined): string[] | undefined {
         .filter((item) => item.length > 0);
 }
 
-function describe(record: ApiKeyRecord): string {
-  const state = record.revokedAt !== null ? `revoked ${record.revokedAt}` : 'active';
+function describe(record: ApiKeyRecord, status: ApiKeyStatus): string {
+  const state =
+    status === 'revoked'
+      ? `revoked ${record.revokedAt ?? ''}`
+      : status === 'expired'
+        ? `expired ${record.expiresAt ?? ''}`
+        : 'active';
   return `${record.id}  ${record.displayKey}  ${record.name}  [${record.scopes.join(',') || 'no scopes'}]  tier=${record.tier}  ${state}`;
 }
 
@@ -95,28 +101,41 @@ async function run(argv: string[]): Promise<number> {
           throw new Error(`Unknown scope(s): ${unknown.join(', ')}. Known: ${scopes.join(', ')}`);
         }
         const accountId = await resolveAccount(services, values.account);
-        const created = await services.apiKeys.create(accountId, {
-          name: values.name,
-          scopes: requestedScopes as Scope[],
-          ...(values.tier === undefined ? {} : { tier: values.tier }),
-          ...(values['allowed-ips'] === undefined
-            ? {}
-            : { allowedIps: splitList(values['allowed-ips']) }),
-          ...(values['expires-at'] === undefined ? {} : { expiresAt: values['expires-at'] }),
-        });
-        print(`${describe(created.record)}\n\nKey (shown once, store it now):\n  ${created.key}`, {
-          ...created.record,
-          keyHash: undefined,
-          key: created.key,
-        });
+        const created = await services.apiKeys.create(
+          accountId,
+          {
+            name: values.name,
+            scopes: requestedScopes as Scope[],
+            ...(values.tier === undefined ? {} : { tier: values.tier }),
+            ...(values['allowed-ips'] === undefined
+              ? {}
+              : { allowedIps: splitList(values['allowed-ips']) }),
+            ...(values['expires-at'] === undefined ? {} : { expiresAt: values['expires-at'] }),
+          },
+          platformOperator,
+        );
+        print(
+          `${describe(created.record, services.apiKeys.statusOf(created.record))}\n\nKey (shown once, store it now):\n  ${created.key}`,
+          {
+            ...created.record,
+            keyHash: undefined,
+            key: created.key,
+          },
+        );
         return 0;
       }
       case 'list': {
         const accountId = await resolveAccount(services, values.account);
         const page = await services.apiKeys.list(accountId, { limit: 1000, offset: 0 });
         print(
-          page.keys.map(describe).join('\n') || '(no keys)',
-          page.keys.map((record) => ({ ...record, keyHash: undefined })),
+          page.keys
+            .map((record) => describe(record, services.apiKeys.statusOf(record)))
+            .join('\n') || '(no keys)',
+          page.keys.map((record) => ({
+            ...record,
+            keyHash: undefined,
+            status: services.apiKeys.statusOf(record),
+          })),
         );
         return 0;
       }
@@ -125,7 +144,7 @@ async function run(argv: string[]): Promise<number> {
         if (keyId === undefined) throw new Error('revoke needs a KEY_ID');
         const accountId = await resolveAccount(services, values.account);
         const record = await services.apiKeys.revoke(accountId, keyId);
-        print(describe(record), { ...record, keyHash: undefined });
+        print(describe(record, 'revoked'), { ...record, keyHash: undefined, status: 'revoked' });
         return 0;
       }
       case 'accounts': {

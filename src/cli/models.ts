@@ -2,19 +2,23 @@
 // (with a progress bar, resume and checksum verification).
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import type { LocalModelDefinition } from '../config/config.js';
+import { existsSync } from 'node:fs';
+import type { EngineModelDefinition, LocalModelDefinition } from '../config/config.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { NodeLlamaEngine } from '../models/local/local-engine.js';
 import { ModelDownloadError } from '../models/local/model-downloader.js';
 import { createProgressBar } from '../models/local/progress-bar.js';
+import { connectionOf } from '../models/model-kinds.js';
 import { ModelRegistry } from '../models/model-registry.js';
+import { SpeechEngines } from '../models/speech/speech-engines.js';
 
 const usage = `Usage: npm run models -- <command> [options]
 
 Commands:
   list                 The model catalog, with each model's availability and the reason when not.
-  pull [NAME…]         Download local models (default: the default model, if local). A partial
-                       download resumes; the file is checked against its sha256 before use.
+  pull [NAME…]         Download local models (default: the default model, if local) and the files
+                       of sherpa-onnx speech models. A partial download resumes; each file is
+                       checked against its sha256 before use.
 
 Options:
   --json               Print JSON (list).
@@ -49,7 +53,8 @@ async function run(argv: string[]): Promise<number> {
     huggingFaceToken: () => config.secrets.get('HF_TOKEN'),
     logger,
   });
-  const registry = new ModelRegistry(config, engine, logger);
+  const speech = SpeechEngines.fromConfig(config, 1);
+  const registry = new ModelRegistry(config, engine, logger, speech);
   try {
     if (command === 'list') {
       const statuses = registry.list();
@@ -83,11 +88,17 @@ async function run(argv: string[]): Promise<number> {
 
     const wanted = names.length > 0 ? names : [registry.defaultModel ?? ''];
     const targets: LocalModelDefinition[] = [];
+    let failures = 0;
     for (const name of wanted) {
       const definition = registry.find(name);
       if (definition === undefined) {
         process.stderr.write(`Model '${name}' is not in the catalog ('npm run models -- list').\n`);
         return 1;
+      }
+      const connection = connectionOf(definition);
+      if (connection.kind === 'engine') {
+        failures += await pullEngineFiles(speech, connection.definition);
+        continue;
       }
       if (definition.provider !== 'local') {
         process.stderr.write(
@@ -97,7 +108,6 @@ async function run(argv: string[]): Promise<number> {
       }
       targets.push(definition);
     }
-    let failures = 0;
     for (const definition of targets) {
       if (definition.source === null) {
         process.stderr.write(
@@ -128,6 +138,52 @@ async function run(argv: string[]): Promise<number> {
     return failures === 0 ? 0 : 1;
   } finally {
     await engine.close();
+    await speech.close();
+  }
+}
+
+/** Downloads the missing files of a speech engine's model; answers the number of failures. */
+async function pullEngineFiles(
+  speech: SpeechEngines,
+  definition: EngineModelDefinition,
+): Promise<number> {
+  if (definition.files.length === 0) {
+    process.stdout.write(
+      `${definition.name}: served by ${definition.provider} on this machine; there is nothing to download.\n`,
+    );
+    return 0;
+  }
+  const manual = definition.files.filter((file) => file.source === null && !existsSync(file.file));
+  for (const file of manual) {
+    process.stderr.write(
+      `${definition.name}: its ${file.role} file has no 'source'; place it at ${file.file}.\n`,
+    );
+  }
+  let bar: ReturnType<typeof createProgressBar> | null = null;
+  try {
+    const results = await speech.pull(definition, (file) => {
+      bar?.finish();
+      const current = createProgressBar({ label: `${definition.name} ${file.role}` });
+      bar = current;
+      return (progress) => current.update(progress);
+    });
+    (bar as ReturnType<typeof createProgressBar> | null)?.finish();
+    for (const result of results) {
+      process.stdout.write(
+        `${definition.name}: ${result.path}\n  sha256 ${result.sha256}${result.checksumSource === 'none' ? '  (NOT verified: the source publishes no checksum; set sha256 in the config to pin it)' : '  (verified)'}\n`,
+      );
+    }
+    if (results.length === 0 && manual.length === 0) {
+      process.stdout.write(`${definition.name}: every file is already there.\n`);
+    }
+    return manual.length;
+  } catch (error) {
+    (bar as ReturnType<typeof createProgressBar> | null)?.finish();
+    const reason = error instanceof ModelDownloadError ? ` [${error.reason}]` : '';
+    process.stderr.write(
+      `${definition.name}: download failed${reason}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 1;
   }
 }
 

@@ -10,26 +10,81 @@ export type DatabaseConfig =
   | { readonly kind: 'sqlite'; readonly path: string }
   | { readonly kind: 'postgres'; readonly url: string };
 
-export type ModelProvider = 'openai' | 'anthropic' | 'google' | 'openai-compatible' | 'local';
+/**
+ * How the service reaches a model (the config file's `provider`, the catalog's `connection`):
+ * a vendor's API (`openai`, `anthropic`, `google`, `deepgram`), any OpenAI-compatible server, a
+ * GGUF file run in-process (`local`), or a speech engine on this machine (`espeak-ng` in-process
+ * as WebAssembly, `sherpa-onnx` in-process, `pocketsphinx` the system's program).
+ */
+export type ModelProvider =
+  | 'openai'
+  | 'anthropic'
+  | 'google'
+  | 'openai-compatible'
+  | 'local'
+  | 'deepgram'
+  | SpeechEngineProvider;
+
+/** The speech engines that run on this machine. */
+export type SpeechEngineProvider = 'espeak-ng' | 'sherpa-onnx' | 'pocketsphinx';
+
+/** The kinds of model the catalog holds; `models/model-kinds.ts` says how each is built. */
+export const modelTypes = ['chat', 'embedding', 'transcription', 'speech'] as const;
+export type ModelType = (typeof modelTypes)[number];
+
+/** A voice a speech model offers, as configured (engines such as espeak-ng list their own). */
+export interface VoiceDefinition {
+  readonly id: string;
+  readonly name: string;
+  /** BCP 47 tags (`en-US`); empty: the voice speaks whatever it is given. */
+  readonly languages: readonly string[];
+}
+
+/** What transcription and speech models add to a definition; null for chat and embeddings. */
+export interface SpeechSettings {
+  /** Configured voices (speech models); engines that list their own add theirs. */
+  readonly voices: readonly VoiceDefinition[];
+  readonly defaultVoice: string | null;
+  /** Languages a recogniser understands (BCP 47); empty: any, or whatever the engine detects. */
+  readonly languages: readonly string[];
+}
 
 interface ModelDefinitionBase {
   /** The value clients pass as `model`. */
   readonly name: string;
   readonly displayName: string;
-  readonly type: 'chat' | 'embedding';
+  /** Who made the model (OpenAI, Anthropic, Alibaba…): the spec's `provider` field. */
+  readonly maker: string;
+  readonly type: ModelType;
   /** Largest completion a request may ask for. */
   readonly maxTokens: number;
   readonly contextLength: number;
   /** Tried in order when this model fails (not followed transitively). */
   readonly fallbacks: readonly string[];
-  /** Per request to this model, retries included. */
+  /** Per request to this model, retries included: the whole answer, streamed or not. */
   readonly timeoutMs: number;
+  /** A streamed answer's longest silence: before its first chunk and between two chunks. */
+  readonly idleTimeoutMs: number;
   /** Retries on 408/409/429/5xx, honouring retry-after. */
   readonly maxRetries: number;
+  /** What the router's strategies weigh; null: not configured (the router assumes the median). */
+  readonly routing: ModelRoutingFacts;
+  /** Transcription and speech models only. */
+  readonly speech: SpeechSettings | null;
+}
+
+export interface ModelRoutingFacts {
+  /** US dollars per million prompt / completion tokens; local models default to 0. */
+  readonly inputCostPerMillion: number | null;
+  readonly outputCostPerMillion: number | null;
+  /** Relative answer quality, 0–100. */
+  readonly quality: number | null;
+  /** Typical time to the first token, in milliseconds. */
+  readonly typicalLatencyMs: number | null;
 }
 
 export interface RemoteModelDefinition extends ModelDefinitionBase {
-  readonly provider: Exclude<ModelProvider, 'local'>;
+  readonly provider: Exclude<ModelProvider, 'local' | SpeechEngineProvider>;
   /** The provider's own model id. */
   readonly model: string;
   readonly baseUrl: string | null;
@@ -54,12 +109,40 @@ export interface LocalModelDefinition extends ModelDefinitionBase {
   readonly queueSize: number;
 }
 
-export type ModelDefinition = RemoteModelDefinition | LocalModelDefinition;
+/** A file a speech engine needs (sherpa-onnx: encoder, decoder, tokens…). */
+export interface EngineFile {
+  /** What the engine uses it as (`encoder`, `decoder`, `joiner`, `model`, `tokens`). */
+  readonly role: string;
+  /** Where `npm run models -- pull` fetches it: `hf:owner/repo/file` or a URL; null: place it by hand. */
+  readonly source: string | null;
+  /** Absolute path. */
+  readonly file: string;
+  readonly sha256: string | null;
+}
+
+/** A model served by a speech engine on this machine. */
+export interface EngineModelDefinition extends ModelDefinitionBase {
+  readonly provider: SpeechEngineProvider;
+  /** The engine's own name for it (a label for espeak-ng and pocketsphinx). */
+  readonly model: string;
+  /** sherpa-onnx: which model family the files are (whisper, transducer, …); null otherwise. */
+  readonly architecture: string | null;
+  readonly files: readonly EngineFile[];
+  readonly threads: number;
+  /** pocketsphinx: the program to run and its acoustic model directory. */
+  readonly command: string | null;
+  readonly modelDirectory: string | null;
+}
+
+export type ModelDefinition = RemoteModelDefinition | LocalModelDefinition | EngineModelDefinition;
 
 export interface TemplateVariable {
   readonly name: string;
+  /** Only templates from the config file may require a variable; built-in ones have defaults. */
   readonly required: boolean;
   readonly description: string;
+  /** Used when the conversation gives no value; null leaves the variable's sections out. */
+  readonly default: string | null;
 }
 
 export interface TemplateDefinition {
@@ -70,6 +153,46 @@ export interface TemplateDefinition {
   readonly systemPrompt: string;
   readonly variables: readonly TemplateVariable[];
   readonly exampleUsage: string;
+}
+
+/** Limits and defaults of transcription, synthesis and the real-time voice channels. */
+export interface SpeechConfig {
+  /** Used when a request names no model (null: the first available of the kind). */
+  readonly defaultTranscriptionModel: string | null;
+  readonly defaultSpeechModel: string | null;
+  /** Largest audio a transcription takes, after base64 decoding. */
+  readonly maxAudioBytes: number;
+  readonly maxAudioSeconds: number;
+  /** Longest text one synthesis takes. */
+  readonly maxSynthesisCharacters: number;
+  /** CPU-bound audio work (decoding, resampling, encoding, espeak-ng) runs in these threads. */
+  readonly workerThreads: number;
+  /** How long an engine call may take. */
+  readonly engineTimeoutMs: number;
+  /** Where system programs (PocketSphinx) are looked for: the environment's PATH. */
+  readonly programSearchPath: readonly string[];
+  readonly realtime: {
+    /** How long a voice session's token may wait before its first connection. */
+    readonly tokenTtlSeconds: number;
+    /** How long a voice session lives after it was created. */
+    readonly sessionTtlSeconds: number;
+    /** A socket with no message either way for this long is closed (4408). */
+    readonly idleTimeoutMs: number;
+    /** Largest WebSocket message; larger ones close the socket (1009). */
+    readonly maxMessageBytes: number;
+    /** Keep-alive pings; a peer that misses two is dropped. */
+    readonly pingIntervalMs: number;
+    /** How often open sockets re-check their key and session (revocation, expiry). */
+    readonly credentialCheckMs: number;
+    /** Silence after speech that ends a user turn. */
+    readonly endOfSpeechMs: number;
+    /** Speech that starts a turn (or interrupts an answer). */
+    readonly speechStartMs: number;
+    /** WebRTC VAD mode 0 (least aggressive) to 3 (most). */
+    readonly vadMode: 0 | 1 | 2 | 3;
+    /** Longest user utterance; a longer one is cut into turns. */
+    readonly maxUtteranceSeconds: number;
+  };
 }
 
 /** Secrets (provider keys, tokens) are read when used, so they never sit in the frozen config. */
@@ -89,7 +212,30 @@ export interface AppConfig {
     /** Address ranges whose X-Forwarded-For is believed; empty means none. */
     readonly trustProxy: readonly string[];
     readonly shutdownTimeoutMs: number;
+    /** Time to receive a whole request, headers and body (a slow sender is cut off after it). */
+    readonly requestTimeoutMs: number;
+    /** Time to receive the request headers. */
+    readonly headersTimeoutMs: number;
+    /** How long an idle keep-alive connection stays open (above a load balancer's idle timeout). */
+    readonly keepAliveTimeoutMs: number;
     readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+    /** Browser origins allowed to call the API with credentials (CORS); empty: none. */
+    readonly corsOrigins: readonly string[];
+  };
+  /** Dashboard sessions (cookie authentication). */
+  readonly sessions: {
+    /** A session unused for this long ends. */
+    readonly idleTimeoutMs: number;
+    /** A session ends this long after login, however active. */
+    readonly maxAgeMs: number;
+    /** `auto`: the cookie is `Secure` when the request came over HTTPS. */
+    readonly cookieSecure: boolean | 'auto';
+    /** Login attempts allowed per client address per minute. */
+    readonly loginAttemptsPerMinute: number;
+  };
+  readonly webApp: {
+    /** The built dashboard (index.html and assets/). */
+    readonly directory: string;
   };
   readonly database: DatabaseConfig;
   readonly redisUrl: string | null;
@@ -142,6 +288,22 @@ export interface AppConfig {
     readonly chunkSize: number;
     readonly chunkOverlap: number;
   };
+  readonly routing: {
+    /** Bytes the per-account router indexes may hold in this process (least recently used go). */
+    readonly cacheMaxBytes: number;
+    /** When its best route scores below this, the learned router declines. */
+    readonly minScore: number;
+    /** Taught examples an account may hold (a newer one on the same message replaces it). */
+    readonly maxExamplesPerAccount: number;
+    /**
+     * Embedding model blended into the learned router: a catalog name, `auto` (the first
+     * available embedding model) or false (lexical only).
+     */
+    readonly embeddingModel: string | false;
+    /** Chat model that classifies intents when a request names none; null: the shipped classifier. */
+    readonly intentModel: string | null;
+  };
+  readonly speech: SpeechConfig;
   /** Prompt templates added (or redefined) by the config file; the built-in ones come on top. */
   readonly templates: readonly TemplateDefinition[];
   readonly secrets: SecretSource;

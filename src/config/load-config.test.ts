@@ -1,8 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../auth/api-key-format.js';
+import { featureNames } from '../features/catalog.js';
 import { ConfigError, loadConfig } from './load-config.js';
 
 function configFile(name: string, content: string): string {
@@ -125,11 +126,12 @@ describe('loadConfig', () => {
     );
   });
 
-  it('refuses to enable a feature this build does not implement', () => {
-    const problems = problemsOf(() =>
-      loadConfig({ env: {}, overrides: { features: { voice_chat: true } } }),
-    );
-    expect(problems[0]).toContain('features.voice_chat');
+  it('switches every feature on unless the file switches it off', () => {
+    const config = loadConfig({ env: {}, overrides: { features: { policy_engine: false } } });
+    expect(Object.entries(config.features).filter(([, on]) => !on)).toEqual([
+      ['policy_engine', false],
+    ]);
+    expect(Object.keys(config.features).sort()).toEqual([...featureNames].sort());
   });
 
   it('refuses a default tier that is not defined', () => {
@@ -146,6 +148,18 @@ describe('loadConfig', () => {
     });
     expect(config.auth.adminKey).toBe(key);
     expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/platform' });
+  });
+
+  it('connects to PostgreSQL as the operating-system user when neither the URL nor PGUSER names one', () => {
+    const bare = loadConfig({ env: { DATABASE_URL: 'postgres://db:5432/platform' } });
+    expect(bare.database).toEqual({
+      kind: 'postgres',
+      url: `postgres://${encodeURIComponent(userInfo().username)}@db:5432/platform`,
+    });
+    const withPgUser = loadConfig({
+      env: { DATABASE_URL: 'postgres://db:5432/platform', PGUSER: 'app' },
+    });
+    expect(withPgUser.database).toEqual({ kind: 'postgres', url: 'postgres://db:5432/platform' });
   });
 
   it('uses the built-in catalog, with the local model as default, when the file defines none', () => {

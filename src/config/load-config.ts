@@ -1,13 +1,14 @@
 // The only code that reads process.env or the config file: validates both, reports every problem at once.
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, userInfo } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AllowListEntryError, TargetAllowList } from '../agents/web/address-policy.js';
 import { isWellFormedApiKey } from '../auth/api-key-format.js';
-import { featureNames, implementedFeatures, type FeatureName } from '../features/catalog.js';
+import { featureNames, type FeatureName } from '../features/catalog.js';
 import type { AppConfig, DatabaseConfig, RateLimitTier } from './config.js';
 import {
   buildModelCatalog,
@@ -22,6 +23,12 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/**
+ * The learned router declines (default route, low confidence) when its best route scores below
+ * this; chosen by cross-validation on the routing benchmark's training split (bench/routing.ts).
+ */
+export const defaultRoutingMinScore = 0.13;
 
 export const defaultRateLimitTiers: Record<string, RateLimitTier> = {
   free: { perMinute: 10, perDay: 100 },
@@ -70,6 +77,38 @@ const rangeList = z.array(z.string().trim()).superRefine((values, context) => {
   }
 });
 
+/** A browser origin exactly as browsers send it: scheme, host and port, no path. */
+const originText = z.string().superRefine((value, context) => {
+  let parsed: URL | null;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.origin !== value) {
+    context.addIssue({
+      code: 'custom',
+      message:
+        value === '*'
+          ? "'*' is not allowed: credentials (the session cookie) need each origin listed"
+          : `'${value}' is not an origin like 'https://app.example.com' or 'http://localhost:5173' (scheme, host, optional port; no path or trailing slash)`,
+    });
+  }
+});
+
+const originList = z.array(originText);
+
+/** A comma-separated environment variable as a list, blanks dropped. */
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0),
+);
+
+/** A list in the config file: YAML/JSON list, or one comma-separated string. */
+const fileList = z.union([commaList, z.array(z.string())]);
+
 const booleanText = z
   .enum(['true', 'false', '1', '0'], "expected 'true' or 'false'")
   .transform((value) => value === 'true' || value === '1');
@@ -85,28 +124,29 @@ const envSchema = z.object({
   DATABASE_URL: databaseUrl.optional(),
   REDIS_URL: redisUrl.optional(),
   PLATFORM_ADMIN_KEY: adminKey.optional(),
-  TRUST_PROXY: z
-    .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item) => item.length > 0),
-    )
-    .pipe(rangeList)
-    .optional(),
+  TRUST_PROXY: commaList.pipe(rangeList).optional(),
   API_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   LOG_LEVEL: z.enum(logLevels).optional(),
   BODY_LIMIT_BYTES: integerText(1024, 1024 * 1024 * 1024).optional(),
   KEY_CACHE_TTL_MS: integerText(0, 1000).optional(),
   SHUTDOWN_TIMEOUT_MS: integerText(0, 600_000).optional(),
+  REQUEST_TIMEOUT_MS: integerText(1000, 3_600_000).optional(),
+  HEADERS_TIMEOUT_MS: integerText(1000, 600_000).optional(),
+  KEEP_ALIVE_TIMEOUT_MS: integerText(1000, 600_000).optional(),
   MODELS_DIR: z.string().min(1).optional(),
   MODEL_AUTO_PULL: booleanText.optional(),
   HF_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   LOCAL_MODEL_THREADS: integerText(1, 256).optional(),
   LOCAL_MODEL_GPU: z.enum(['auto', 'false']).optional(),
   MODEL_TIMEOUT_MS: integerText(100, 3_600_000).optional(),
+  MODEL_IDLE_TIMEOUT_MS: integerText(100, 3_600_000).optional(),
   SEARXNG_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CORS_ORIGINS: commaList.pipe(originList).optional(),
+  SESSION_IDLE_TIMEOUT_MS: integerText(60_000, 30 * 86_400_000).optional(),
+  SESSION_MAX_AGE_MS: integerText(60_000, 366 * 86_400_000).optional(),
+  SESSION_COOKIE_SECURE: z.enum(['auto', 'true', 'false']).optional(),
+  LOGIN_ATTEMPTS_PER_MINUTE: integerText(1, 100_000).optional(),
+  WEB_APP_DIR: z.string().min(1).optional(),
 });
 
 const tierSchema = z.strictObject({
@@ -126,13 +166,7 @@ const fileSchema = z.strictObject({
   port: z.int().min(0).max(65535).optional(),
   database_url: databaseUrl.optional(),
   redis_url: redisUrl.optional(),
-  trust_proxy: z
-    .union([
-      z.string().transform((value) => value.split(',').map((item) => item.trim())),
-      z.array(z.string()),
-    ])
-    .pipe(rangeList)
-    .optional(),
+  trust_proxy: fileList.pipe(rangeList).optional(),
   log_level: z.enum(logLevels).optional(),
   body_limit_bytes: z
     .int()
@@ -141,6 +175,9 @@ const fileSchema = z.strictObject({
     .optional(),
   key_cache_ttl_ms: z.int().min(0).max(1000).optional(),
   shutdown_timeout_ms: z.int().min(0).max(600_000).optional(),
+  request_timeout_ms: z.int().min(1000).max(3_600_000).optional(),
+  headers_timeout_ms: z.int().min(1000).max(600_000).optional(),
+  keep_alive_timeout_ms: z.int().min(1000).max(600_000).optional(),
   rate_limits: z
     .strictObject({
       default_tier: z
@@ -160,6 +197,7 @@ const fileSchema = z.strictObject({
   local_model_threads: z.int().min(1).max(256).optional(),
   local_model_gpu: z.union([z.literal('auto'), z.literal(false)]).optional(),
   model_timeout_ms: z.int().min(100).max(3_600_000).optional(),
+  model_idle_timeout_ms: z.int().min(100).max(3_600_000).optional(),
   model_max_retries: z.int().min(0).max(10).optional(),
   web: z
     .strictObject({
@@ -185,6 +223,70 @@ const fileSchema = z.strictObject({
       user_agent: z.string().min(1).max(300).optional(),
     })
     .optional(),
+  cors_origins: fileList.pipe(originList).optional(),
+  sessions: z
+    .strictObject({
+      idle_timeout_ms: z
+        .int()
+        .min(60_000)
+        .max(30 * 86_400_000)
+        .optional(),
+      max_age_ms: z
+        .int()
+        .min(60_000)
+        .max(366 * 86_400_000)
+        .optional(),
+      cookie_secure: z.union([z.literal('auto'), z.boolean()]).optional(),
+      login_attempts_per_minute: z.int().min(1).max(100_000).optional(),
+    })
+    .optional(),
+  web_app_dir: z.string().min(1).optional(),
+  routing: z
+    .strictObject({
+      cache_max_bytes: z
+        .int()
+        .min(1024 * 1024)
+        .max(64 * 1024 * 1024 * 1024)
+        .optional(),
+      min_score: z.number().min(0).max(1).optional(),
+      max_examples_per_account: z.int().min(1).max(1_000_000).optional(),
+      embedding_model: z.union([z.string().min(1), z.literal(false)]).optional(),
+      intent_model: z.string().min(1).optional(),
+    })
+    .optional(),
+  speech: z
+    .strictObject({
+      default_transcription_model: z.string().min(1).optional(),
+      default_speech_model: z.string().min(1).optional(),
+      max_audio_bytes: z
+        .int()
+        .min(1024)
+        .max(200 * 1024 * 1024)
+        .optional(),
+      max_audio_seconds: z.int().min(1).max(3600).optional(),
+      max_synthesis_characters: z.int().min(1).max(100_000).optional(),
+      worker_threads: z.int().min(1).max(64).optional(),
+      engine_timeout_ms: z.int().min(100).max(600_000).optional(),
+      realtime: z
+        .strictObject({
+          token_ttl_seconds: z.int().min(5).max(3600).optional(),
+          session_ttl_seconds: z.int().min(10).max(86_400).optional(),
+          idle_timeout_ms: z.int().min(1000).max(3_600_000).optional(),
+          max_message_bytes: z
+            .int()
+            .min(1024)
+            .max(64 * 1024 * 1024)
+            .optional(),
+          ping_interval_ms: z.int().min(100).max(300_000).optional(),
+          credential_check_ms: z.int().min(50).max(1000).optional(),
+          end_of_speech_ms: z.int().min(100).max(5000).optional(),
+          speech_start_ms: z.int().min(20).max(2000).optional(),
+          vad_mode: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).optional(),
+          max_utterance_seconds: z.int().min(1).max(600).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
   knowledge: z
     .strictObject({
       embedding_model: z.string().min(1).optional(),
@@ -201,7 +303,7 @@ export interface LoadConfigOptions {
   /** Directory relative paths are resolved against; defaults to the process's working directory. */
   cwd?: string;
   /** Settings applied over the file (used by tests and benchmarks; same schema as the file). */
-  overrides?: FileConfig;
+  overrides?: z.input<typeof fileSchema>;
 }
 
 function formatIssues(issues: z.core.$ZodIssue[], label: (issuePath: PropertyKey[]) => string) {
@@ -235,13 +337,20 @@ function readConfigFile(
   }
 }
 
-function parseDatabaseUrl(url: string, cwd: string): DatabaseConfig {
+function parseDatabaseUrl(url: string, cwd: string, pgUser: string | undefined): DatabaseConfig {
   if (url.startsWith('sqlite:')) {
     const location = url.slice('sqlite:'.length);
     return {
       kind: 'sqlite',
       path: location === ':memory:' ? location : path.resolve(cwd, location),
     };
+  }
+  // Like libpq: without a user in the URL or PGUSER, connect as the operating-system user
+  // (node-postgres would otherwise rely on $USER, which services and containers often lack).
+  const parsed = new URL(url);
+  if (parsed.username === '' && pgUser === undefined) {
+    parsed.username = encodeURIComponent(userInfo().username);
+    return { kind: 'postgres', url: parsed.toString() };
   }
   return { kind: 'postgres', url };
 }
@@ -302,17 +411,10 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     );
   }
 
-  const features = {} as Record<FeatureName, boolean>;
-  for (const name of featureNames) {
-    const wanted = file.features?.[name];
-    const implemented = implementedFeatures.has(name);
-    if (wanted === true && !implemented) {
-      problems.push(
-        `${fileLabel ?? 'config'}: features.${name}: this build does not implement ${name}, so it cannot be enabled`,
-      );
-    }
-    features[name] = wanted ?? implemented;
-  }
+  // Every feature of the spec is on unless the configuration switches it off.
+  const features = Object.fromEntries(
+    featureNames.map((name) => [name, file.features?.[name] ?? true]),
+  ) as Record<FeatureName, boolean>;
 
   const modelsDirectory = path.resolve(
     cwd,
@@ -329,6 +431,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       localThreads:
         fromEnv.LOCAL_MODEL_THREADS ?? file.local_model_threads ?? (cores <= 2 ? 1 : cores),
       timeoutMs: fromEnv.MODEL_TIMEOUT_MS ?? file.model_timeout_ms ?? 60_000,
+      idleTimeoutMs: fromEnv.MODEL_IDLE_TIMEOUT_MS ?? file.model_idle_timeout_ms ?? 20_000,
       maxRetries: file.model_max_retries ?? 2,
     },
     cwd,
@@ -346,11 +449,42 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       );
     }
   }
+  const speechDefaults = {
+    transcription: file.speech?.default_transcription_model ?? null,
+    speech: file.speech?.default_speech_model ?? null,
+  } as const;
+  for (const [kind, name] of Object.entries(speechDefaults)) {
+    if (name === null) continue;
+    const target = models.definitions.find((model) => model.name === name);
+    if (target === undefined || target.type !== kind) {
+      problems.push(
+        `${fileLabel ?? 'config'}: speech.default_${kind === 'speech' ? 'speech' : 'transcription'}_model: '${name}' is not a defined ${kind} model`,
+      );
+    }
+  }
   try {
     TargetAllowList.parse(file.web?.allowed_private_targets ?? []);
   } catch (error) {
     if (!(error instanceof AllowListEntryError)) throw error;
     problems.push(`${fileLabel ?? 'config'}: ${error.message}`);
+  }
+  const routingEmbeddingModel = file.routing?.embedding_model;
+  if (typeof routingEmbeddingModel === 'string') {
+    const target = models.definitions.find((model) => model.name === routingEmbeddingModel);
+    if (target === undefined || target.type !== 'embedding') {
+      problems.push(
+        `${fileLabel ?? 'config'}: routing.embedding_model: '${routingEmbeddingModel}' is not a defined embedding model`,
+      );
+    }
+  }
+  const intentModel = file.routing?.intent_model ?? null;
+  if (intentModel !== null) {
+    const target = models.definitions.find((model) => model.name === intentModel);
+    if (target === undefined || target.type !== 'chat') {
+      problems.push(
+        `${fileLabel ?? 'config'}: routing.intent_model: '${intentModel}' is not a defined chat model`,
+      );
+    }
   }
   const chunkSize = file.knowledge?.chunk_size ?? 1200;
   const chunkOverlap = file.knowledge?.chunk_overlap ?? 150;
@@ -359,6 +493,29 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       `${fileLabel ?? 'config'}: knowledge.chunk_overlap must be less than half of chunk_size`,
     );
   }
+
+  const requestTimeoutMs = fromEnv.REQUEST_TIMEOUT_MS ?? file.request_timeout_ms ?? 30_000;
+  const headersTimeoutMs = fromEnv.HEADERS_TIMEOUT_MS ?? file.headers_timeout_ms ?? 10_000;
+  if (headersTimeoutMs > requestTimeoutMs) {
+    problems.push(
+      'HEADERS_TIMEOUT_MS (headers_timeout_ms) must not exceed REQUEST_TIMEOUT_MS (request_timeout_ms): the headers are part of the request',
+    );
+  }
+  const sessionIdleTimeoutMs =
+    fromEnv.SESSION_IDLE_TIMEOUT_MS ?? file.sessions?.idle_timeout_ms ?? 30 * 60_000;
+  const sessionMaxAgeMs = fromEnv.SESSION_MAX_AGE_MS ?? file.sessions?.max_age_ms ?? 12 * 3_600_000;
+  if (sessionIdleTimeoutMs > sessionMaxAgeMs) {
+    problems.push(
+      `${fileLabel ?? 'config'}: sessions.idle_timeout_ms (SESSION_IDLE_TIMEOUT_MS) must not exceed sessions.max_age_ms (SESSION_MAX_AGE_MS)`,
+    );
+  }
+  const cookieSecureText = fromEnv.SESSION_COOKIE_SECURE;
+  const cookieSecure: boolean | 'auto' =
+    cookieSecureText === undefined
+      ? (file.sessions?.cookie_secure ?? 'auto')
+      : cookieSecureText === 'auto'
+        ? 'auto'
+        : cookieSecureText === 'true';
 
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -373,11 +530,29 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       bodyLimitBytes: fromEnv.BODY_LIMIT_BYTES ?? file.body_limit_bytes ?? 1024 * 1024,
       trustProxy: fromEnv.TRUST_PROXY ?? file.trust_proxy ?? [],
       shutdownTimeoutMs: fromEnv.SHUTDOWN_TIMEOUT_MS ?? file.shutdown_timeout_ms ?? 10_000,
+      requestTimeoutMs,
+      headersTimeoutMs,
+      keepAliveTimeoutMs: fromEnv.KEEP_ALIVE_TIMEOUT_MS ?? file.keep_alive_timeout_ms ?? 72_000,
       logLevel: fromEnv.LOG_LEVEL ?? file.log_level ?? 'info',
+      corsOrigins: fromEnv.CORS_ORIGINS ?? file.cors_origins ?? [],
+    },
+    sessions: {
+      idleTimeoutMs: sessionIdleTimeoutMs,
+      maxAgeMs: sessionMaxAgeMs,
+      cookieSecure,
+      loginAttemptsPerMinute:
+        fromEnv.LOGIN_ATTEMPTS_PER_MINUTE ?? file.sessions?.login_attempts_per_minute ?? 10,
+    },
+    webApp: {
+      directory:
+        fromEnv.WEB_APP_DIR !== undefined || file.web_app_dir !== undefined
+          ? path.resolve(cwd, fromEnv.WEB_APP_DIR ?? file.web_app_dir ?? '')
+          : defaultWebAppDirectory(),
     },
     database: parseDatabaseUrl(
       fromEnv.DATABASE_URL ?? file.database_url ?? 'sqlite:./data/platform.db',
       cwd,
+      env.PGUSER,
     ),
     redisUrl: fromEnv.REDIS_URL ?? file.redis_url ?? null,
     auth: {
@@ -414,6 +589,38 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       userAgent: file.web?.user_agent ?? `${packageInfo.name}/${packageInfo.version}`,
     },
     knowledge: { embeddingModel: knowledgeEmbeddingModel, chunkSize, chunkOverlap },
+    routing: {
+      cacheMaxBytes: file.routing?.cache_max_bytes ?? 256 * 1024 * 1024,
+      minScore: file.routing?.min_score ?? defaultRoutingMinScore,
+      maxExamplesPerAccount: file.routing?.max_examples_per_account ?? 50_000,
+      embeddingModel:
+        routingEmbeddingModel === false
+          ? false
+          : (routingEmbeddingModel ?? knowledgeEmbeddingModel ?? 'auto'),
+      intentModel,
+    },
+    speech: {
+      defaultTranscriptionModel: speechDefaults.transcription,
+      defaultSpeechModel: speechDefaults.speech,
+      maxAudioBytes: file.speech?.max_audio_bytes ?? 25 * 1024 * 1024,
+      maxAudioSeconds: file.speech?.max_audio_seconds ?? 600,
+      maxSynthesisCharacters: file.speech?.max_synthesis_characters ?? 5000,
+      workerThreads: file.speech?.worker_threads ?? Math.max(1, Math.min(4, cores - 1)),
+      engineTimeoutMs: file.speech?.engine_timeout_ms ?? 60_000,
+      programSearchPath: (env.PATH ?? '').split(path.delimiter).filter((entry) => entry !== ''),
+      realtime: {
+        tokenTtlSeconds: file.speech?.realtime?.token_ttl_seconds ?? 120,
+        sessionTtlSeconds: file.speech?.realtime?.session_ttl_seconds ?? 3600,
+        idleTimeoutMs: file.speech?.realtime?.idle_timeout_ms ?? 120_000,
+        maxMessageBytes: file.speech?.realtime?.max_message_bytes ?? 1024 * 1024,
+        pingIntervalMs: file.speech?.realtime?.ping_interval_ms ?? 20_000,
+        credentialCheckMs: file.speech?.realtime?.credential_check_ms ?? 250,
+        endOfSpeechMs: file.speech?.realtime?.end_of_speech_ms ?? 300,
+        speechStartMs: file.speech?.realtime?.speech_start_ms ?? 40,
+        vadMode: file.speech?.realtime?.vad_mode ?? 3,
+        maxUtteranceSeconds: file.speech?.realtime?.max_utterance_seconds ?? 30,
+      },
+    },
     templates,
     secrets: {
       get: (name: string) => {
@@ -423,6 +630,11 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     },
   };
   return deepFreeze(config);
+}
+
+/** The built web app next to the server's own files: `<package>/web/dist` from `src/` or `dist/`. */
+function defaultWebAppDirectory(): string {
+  return path.resolve(fileURLToPath(new URL('../../web/dist', import.meta.url)));
 }
 
 function deepFreeze<T>(value: T): T {

@@ -2,13 +2,14 @@
 import { NotFoundError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
+import type { ConversationsRepository } from '../storage/repositories/conversations.repository.js';
 import type {
   Conversation,
   ConversationQuery,
   ConversationStatus,
-  ConversationsRepository,
+  NewMessage,
   StoredMessage,
-} from '../storage/repositories/conversations.repository.js';
+} from './conversation.js';
 import type { TemplateCatalog } from '../templates/template-catalog.js';
 
 export interface CreateConversationInput {
@@ -22,6 +23,8 @@ export interface CreateConversationInput {
 
 export interface UpdateConversationInput {
   title?: string | undefined;
+  /** The chat model of the conversation's next turns. */
+  model?: string | undefined;
   description?: string | undefined;
   status?: ConversationStatus | undefined;
   metadata?: Record<string, unknown> | undefined;
@@ -51,9 +54,19 @@ export class ConversationService {
   }
 
   async create(accountId: string, input: CreateConversationInput): Promise<Conversation> {
+    const conversation = this.draft(accountId, input);
+    await this.options.conversations.insert(conversation);
+    return conversation;
+  }
+
+  /**
+   * A conversation with its id, not stored yet: a chat's first turn names it at once and stores
+   * it with its messages, so a turn that fails or is abandoned leaves nothing behind.
+   */
+  draft(accountId: string, input: CreateConversationInput): Conversation {
     if (input.model !== undefined) this.options.models.resolveChatModelName(input.model);
     const now = new Date(this.now()).toISOString();
-    const conversation: Conversation = {
+    return {
       id: newId('conv'),
       accountId,
       userId: input.userId,
@@ -69,8 +82,6 @@ export class ConversationService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.options.conversations.insert(conversation);
-    return conversation;
   }
 
   /**
@@ -102,12 +113,14 @@ export class ConversationService {
     userId?: string,
   ): Promise<Conversation> {
     if (userId !== undefined) await this.get(accountId, id, userId);
+    if (input.model !== undefined) this.options.models.resolveChatModelName(input.model);
     const updated = await this.options.conversations.update(
       accountId,
       id,
       {
         ...(input.title === undefined ? {} : { title: input.title }),
         ...(input.description === undefined ? {} : { description: input.description }),
+        ...(input.model === undefined ? {} : { model: input.model }),
         ...(input.status === undefined ? {} : { status: input.status }),
         ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
       },
@@ -153,6 +166,36 @@ export class ConversationService {
       }
     }
     return conversation.systemPrompt;
+  }
+
+  /** The last `limit` messages of a conversation, oldest first: the context of its next turn. */
+  recentHistory(conversation: Conversation, limit: number): Promise<StoredMessage[]> {
+    return this.options.conversations.recentMessages(conversation.id, limit);
+  }
+
+  /**
+   * Stores a turn's messages in order, in one transaction; a drafted conversation (`isNew`) is
+   * stored with them. The first user message titles an untitled conversation. Undefined when the
+   * conversation was deleted meanwhile.
+   */
+  appendTurn(
+    conversation: Conversation,
+    messages: readonly NewMessage[],
+    options: { isNew: boolean; firstUserText?: string | undefined },
+  ): Promise<StoredMessage[] | undefined> {
+    return this.options.conversations.appendMessages(
+      conversation.accountId,
+      conversation.id,
+      messages,
+      new Date(this.now()).toISOString(),
+      options.firstUserText === undefined ? undefined : titleFrom(options.firstUserText),
+      options.isNew ? conversation : undefined,
+    );
+  }
+
+  /** A stored message of the account, wherever it is. */
+  findMessage(accountId: string, messageId: string): Promise<StoredMessage | undefined> {
+    return this.options.conversations.findMessage(accountId, messageId);
   }
 
   async messages(

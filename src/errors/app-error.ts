@@ -70,6 +70,16 @@ export class MissingParameterError extends AppError {
   }
 }
 
+/** A feature of the catalog this deployment switched off in its configuration. */
+export class FeatureDisabledError extends AppError {
+  constructor(feature: string, what = `The '${feature}' feature`) {
+    super(
+      'feature_disabled',
+      `${what} is switched off in this deployment's configuration (features.${feature}).`,
+    );
+  }
+}
+
 export class ConflictError extends AppError {
   constructor(message: string) {
     super('conflict', message);

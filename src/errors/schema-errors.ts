@@ -50,6 +50,18 @@ export function schemaIssueToError(
     );
   }
   const param = paramPath(first.instancePath, undefined, prefix);
+  // A union of literals fails branch by branch ("must be equal to constant"); name them all.
+  const constants = issues.filter(
+    (issue) => issue.keyword === 'const' && issue.instancePath === first.instancePath,
+  );
+  if (first.keyword === 'const' && param !== null && constants.length > 0) {
+    const allowed = constants.map((issue) => JSON.stringify(issue.params.allowedValue));
+    return new AppError(
+      'invalid_parameter',
+      `'${param}' must be ${allowed.length === 1 ? allowed[0] : `one of ${allowed.join(', ')}`}.`,
+      { param },
+    );
+  }
   if (param === null) {
     return new AppError(
       'invalid_parameter',

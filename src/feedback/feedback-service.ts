@@ -6,8 +6,8 @@ import {
   NotFoundError,
 } from '../errors/app-error.js';
 import { newId } from '../ids.js';
-import type { ConversationsRepository } from '../storage/repositories/conversations.repository.js';
-import type { Feedback, FeedbackRepository } from '../storage/repositories/feedback.repository.js';
+import type { FeedbackRepository } from '../storage/repositories/feedback.repository.js';
+import type { Feedback } from './feedback.js';
 
 export const feedbackTypes = ['thumbs_up', 'thumbs_down', 'rating'] as const;
 export type FeedbackType = (typeof feedbackTypes)[number];
@@ -82,7 +82,6 @@ function sentimentOf(feedback: Feedback): 'positive' | 'negative' | 'neutral' {
 export interface FeedbackServiceOptions {
   feedback: FeedbackRepository;
   conversations: ConversationService;
-  conversationsRepository: ConversationsRepository;
   now?: () => number;
 }
 
@@ -95,10 +94,7 @@ export class FeedbackService {
 
   async submit(accountId: string, input: SubmitFeedbackInput): Promise<string> {
     const conversation = await this.options.conversations.get(accountId, input.conversationId);
-    const message = await this.options.conversationsRepository.findMessage(
-      accountId,
-      input.messageId,
-    );
+    const message = await this.options.conversations.findMessage(accountId, input.messageId);
     if (message === undefined) throw new NotFoundError('Message', input.messageId);
     if (message.conversationId !== conversation.id) {
       throw new InvalidParameterError(

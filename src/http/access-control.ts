@@ -2,45 +2,59 @@
 // (key → address → scope → rate limit); a route that declares no rule cannot even be registered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
+import type { FeatureName } from '../features/catalog.js';
 import {
   rateLimitHeaders,
   type RateLimitDecision,
   type RateLimiter,
 } from '../auth/rate-limiter.js';
 import { missingScope, type RouteAccess } from '../auth/scopes.js';
-import { AppError } from '../errors/app-error.js';
+import type { SessionService } from '../auth/session-service.js';
+import { AppError, FeatureDisabledError } from '../errors/app-error.js';
 import type { RouteRegistry } from './route-registry.js';
+import { checkCsrf, sessionTokenOf } from './session-cookie.js';
 import type { App } from './types.js';
 
 export interface AccessControlOptions {
+  /** Which features of the catalog are switched on. */
+  features: Readonly<Record<FeatureName, boolean>>;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
+  sessions: SessionService;
+  /** Origins whose cookie-authenticated requests are accepted besides the service's own. */
+  corsOrigins: readonly string[];
   registry: RouteRegistry;
   /** URL prefixes served by third-party plugins that are public by nature (the docs UI's files). */
   publicPrefixes: readonly string[];
 }
 
-const securityRequirement = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+const securityRequirement = [{ bearerAuth: [] }, { apiKeyHeader: [] }, { sessionCookie: [] }];
 
 function describeAccess(access: RouteAccess): string {
   switch (access.kind) {
     case 'public':
       return 'No API key needed.';
     case 'key':
-      return 'Any valid API key.';
+      return 'Any valid API key (or dashboard session).';
     case 'scopes':
       return `Requires scope${access.scopes.length > 1 ? 's' : ''} ${access.scopes.map((scope) => `\`${scope}\``).join(' and ')}${access.ownerOnly ? ' on a key of the platform owner account' : ''}.`;
   }
 }
 
-/** The presented key: `Authorization: Bearer <key>` (one space) or `X-API-Key: <key>`. */
+/** The presented key: `Authorization: Bearer <key>` (any case, one space) or `X-API-Key: <key>`. */
 export function presentedKey(request: FastifyRequest): string | undefined {
   const authorization = request.headers.authorization;
-  if (authorization !== undefined && authorization.startsWith('Bearer ')) {
+  // The scheme name is case-insensitive (RFC 9110 §11.1); exactly one space follows it.
+  if (authorization !== undefined && /^bearer /i.test(authorization)) {
     return authorization.slice('Bearer '.length);
   }
   const headerKey = request.headers['x-api-key'];
   if (typeof headerKey === 'string' && headerKey !== '') return headerKey;
+  // Browsers cannot set headers on a WebSocket: /v1/ws also takes the key in its URL.
+  const queryKey = (request.query as { api_key?: unknown } | undefined)?.api_key;
+  if (request.routeOptions.config.queryKey === true && typeof queryKey === 'string') {
+    return queryKey;
+  }
   if (authorization !== undefined && authorization !== '') {
     throw new AppError(
       'invalid_api_key',
@@ -54,11 +68,14 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
   app.decorateRequest('principal', null);
 
   app.addHook('onRoute', (route) => {
-    options.registry.add(route.method, route.url);
+    // The CORS plugin's catch-all preflight route is not a path of the API: it would make every
+    // unknown path a 405 instead of a 404.
+    const preflight = route.method === 'OPTIONS' && route.url === '*';
+    if (!preflight) options.registry.add(route.method, route.url);
     let access = route.config?.access;
     if (
       access === undefined &&
-      options.publicPrefixes.some((prefix) => route.url.startsWith(prefix))
+      (preflight || options.publicPrefixes.some((prefix) => route.url.startsWith(prefix)))
     ) {
       access = { kind: 'public' };
       route.config = { ...route.config, access };
@@ -68,15 +85,23 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
         `Route ${String(route.method)} ${route.url} does not declare its access rule`,
       );
     }
+    // Fastify adds a HEAD route for every GET with the same schema object: document it once.
+    if (route.method === 'HEAD') return;
     const schema = (route.schema ??= {}) as Record<string, unknown>;
     if (access.kind !== 'public') {
       schema.security = securityRequirement;
       schema['x-required-scopes'] = access.kind === 'scopes' ? [...access.scopes] : [];
       if (access.kind === 'scopes' && access.ownerOnly) schema['x-owner-account-only'] = true;
     }
+    const feature = route.config?.feature;
+    if (feature !== undefined) schema['x-feature'] = feature;
     if (typeof schema.description === 'string' || typeof schema.summary === 'string') {
       const description = typeof schema.description === 'string' ? schema.description : '';
-      schema.description = `${description}${description === '' ? '' : '\n\n'}${describeAccess(access)}`;
+      const featureNote =
+        feature === undefined
+          ? ''
+          : ` Part of the \`${feature}\` feature: answers 403 \`feature_disabled\` when it is switched off.`;
+      schema.description = `${description}${description === '' ? '' : '\n\n'}${describeAccess(access)}${featureNote}`;
     }
     const response = (schema.response ??= {}) as Record<string, unknown>;
     response['4xx'] ??= { $ref: 'ErrorBody#' };
@@ -89,10 +114,23 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
   };
 
   app.addHook('onRequest', async (request, reply) => {
-    const access = request.routeOptions.config.access;
-    if (request.is404 || access === undefined || access.kind === 'public') return;
+    const { access, feature } = request.routeOptions.config;
+    if (request.is404 || access === undefined) return;
+    // A switched-off feature is refused before any key is looked at: it is not there to use.
+    if (feature !== undefined && !options.features[feature])
+      throw new FeatureDisabledError(feature);
+    if (access.kind === 'public') return;
 
-    const principal = await options.authenticator.authenticate(presentedKey(request), request.ip);
+    // A key sent with the request wins; the session cookie is used only when no key is sent.
+    const key = presentedKey(request);
+    const sessionToken = key === undefined ? sessionTokenOf(request) : undefined;
+    let principal;
+    if (sessionToken === undefined) {
+      principal = await options.authenticator.authenticate(key, request.ip);
+    } else {
+      principal = (await options.sessions.authenticate(sessionToken, request.ip)).principal;
+      checkCsrf(request, sessionToken, options.corsOrigins);
+    }
     request.principal = principal;
 
     if (access.kind === 'scopes') {

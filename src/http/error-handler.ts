@@ -1,4 +1,6 @@
 // The one place where any error becomes an HTTP response with the contract's error body.
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, internalErrorBody, type ErrorBody } from '../errors/app-error.js';
 import type { ErrorCode } from '../errors/catalog.js';
@@ -33,7 +35,7 @@ const fastifyCodes: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The body is not valid JSON.' },
 };
 
-export function toAppError(error: FastifyError | Error): AppError | null {
+export function toAppError(error: FastifyError | Error, bodyLimitBytes?: number): AppError | null {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError & { validation?: SchemaIssue[] };
   if (Array.isArray(fastifyError.validation)) {
@@ -42,17 +44,57 @@ export function toAppError(error: FastifyError | Error): AppError | null {
   }
   const known = fastifyError.code === undefined ? undefined : fastifyCodes[fastifyError.code];
   if (known !== undefined) {
-    const message =
-      known.code === 'payload_too_large'
-        ? `${known.message} ${fastifyError.message}.`
-        : known.message;
-    return new AppError(known.code, message);
+    if (known.code === 'payload_too_large' && bodyLimitBytes !== undefined) {
+      return new AppError(
+        known.code,
+        `The request body is larger than the ${bodyLimitBytes} bytes accepted (BODY_LIMIT_BYTES).`,
+      );
+    }
+    return new AppError(known.code, known.message);
   }
   // A JSON syntax error from the body parser carries status 400 and no Fastify code.
   if (fastifyError.statusCode === 400 && error instanceof SyntaxError) {
     return new AppError('invalid_json', 'The body is not valid JSON.');
   }
+  // A client error raised by a plugin (http-errors' `expose`, e.g. the docs' static files refusing
+  // a path outside their folder): what was asked for is not there, and nothing more is said.
+  const status = fastifyError.statusCode ?? (error as { status?: number }).status;
+  if ((error as { expose?: boolean }).expose === true && status !== undefined) {
+    if (status === 403 || status === 404 || status === 410) {
+      return new AppError('not_found', 'No such file.');
+    }
+    if (status >= 400 && status < 500) {
+      return new AppError('invalid_parameter', 'The request cannot be served as sent.');
+    }
+  }
   return null;
+}
+
+/**
+ * Answers a request Node's HTTP parser refused before Fastify saw it (malformed, headers too large,
+ * too slow to arrive) with the contract's error body, then closes the connection.
+ */
+export function writeClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const appError =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new AppError(
+          'request_timeout',
+          'The request was not received in time (REQUEST_TIMEOUT_MS / HEADERS_TIMEOUT_MS). Send it again.',
+        )
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('headers_too_large', 'The request headers are too large.')
+        : new AppError('malformed_request', 'The request is not valid HTTP/1.1.');
+  const body = JSON.stringify(appError.toBody());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status] ?? ''}\r\n` +
+        'Connection: close\r\n' +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 export function sendError(
@@ -65,7 +107,7 @@ export function sendError(
     request.log.info('client closed the request before the answer was ready');
     return reply.code(499).send();
   }
-  const appError = toAppError(error);
+  const appError = toAppError(error, request.routeOptions.bodyLimit);
   let status: number;
   let body: ErrorBody;
   if (appError === null) {

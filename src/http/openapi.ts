@@ -7,6 +7,23 @@ import type { App } from './types.js';
 
 export const docsPrefix = '/docs';
 
+type JsonObject = Record<string, unknown>;
+
+/**
+ * A query parameter with a default may be left out, whatever the schema's `required` (which the
+ * validator needs so that the default is filled in): the published document says it is optional.
+ */
+function optionalWhenDefaulted(querystring: unknown): unknown {
+  if (typeof querystring !== 'object' || querystring === null) return querystring;
+  const schema = querystring as JsonObject;
+  const properties = (schema.properties ?? {}) as Record<string, JsonObject>;
+  if (!Array.isArray(schema.required)) return schema;
+  const required = (schema.required as string[]).filter(
+    (name) => properties[name]?.default === undefined,
+  );
+  return { ...schema, required };
+}
+
 export async function registerOpenApi(app: App, config: AppConfig): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -27,9 +44,26 @@ export async function registerOpenApi(app: App, config: AppConfig): Promise<void
             description: "'Authorization: Bearer sk-…'",
           },
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'platform_session',
+            description:
+              'A dashboard session from POST /v1/auth/login; requests that change state also send X-CSRF-Token.',
+          },
         },
       },
     },
+    transform: ({ schema, url }) => ({
+      schema:
+        schema === undefined || schema === null
+          ? schema
+          : {
+              ...schema,
+              querystring: optionalWhenDefaulted((schema as JsonObject).querystring),
+            },
+      url,
+    }),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, index) =>
         typeof json.$id === 'string' ? json.$id : `def-${index}`,

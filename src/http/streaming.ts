@@ -1,7 +1,8 @@
 // Helpers shared by routes that call models: a signal that fires when the client goes away, and
 // Server-Sent Events framing for async generators.
 import { Readable } from 'node:stream';
-import type { FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { AppError } from '../errors/app-error.js';
 
 /**
  * Aborts when the connection closes before the response was fully written, which is how a client
@@ -13,6 +14,14 @@ export function clientGoneSignal(reply: FastifyReply): AbortSignal {
     if (!reply.raw.writableFinished) controller.abort();
   });
   return controller.signal;
+}
+
+/**
+ * A streamed answer that failed after it began: the client gets an error event, the log (whose
+ * lines carry the request id) gets what happened and its cause.
+ */
+export function logStreamFailure(log: FastifyBaseLogger, error: AppError): void {
+  log.warn({ err: error, cause: error.cause, code: error.code }, `stream failed: ${error.message}`);
 }
 
 /** `data: <json>` events; `done` (e.g. `[DONE]`) is written as-is after the last one. */

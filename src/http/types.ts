@@ -9,6 +9,7 @@ import type {
 } from 'fastify';
 import type { Principal } from '../auth/authenticator.js';
 import type { RouteAccess } from '../auth/scopes.js';
+import type { FeatureName } from '../features/catalog.js';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -22,6 +23,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route; required on every route (see auth/scopes.ts). */
     access?: RouteAccess;
+    /** The feature of the catalog this route belongs to; off in configuration, it answers 403. */
+    feature?: FeatureName;
+    /** The key may also come as `?api_key=` (the WebSocket `/v1/ws` only; discouraged). */
+    queryKey?: boolean;
   }
   interface FastifyRequest {
     /** Set by access control on every route that needs a key. */

@@ -1,11 +1,10 @@
 // Splits extracted text into search chunks: per section, whole sentences packed up to a size, with
 // whole-sentence overlap between neighbours; code blocks and list items are never cut at punctuation.
-import {
-  extractText,
-  type DocumentContentType,
-  type ExtractedText,
-  type TextBlock,
-} from './extract-text.js';
+import type { ExtractedText, TextBlock } from '../text/blocks.js';
+import { splitLongText } from '../text/cut.js';
+import { extractText, type DocumentContentType } from '../text/extract-text.js';
+import type { TextPiece } from '../text/segments.js';
+import { sentencePieces } from '../text/sentences.js';
 
 export interface ChunkingOptions {
   /** Largest chunk, in characters (UTF-16 code units, as JavaScript counts them). */
@@ -24,198 +23,6 @@ export interface TextChunk {
 
 export interface ChunkedDocument extends ExtractedText {
   readonly chunks: readonly TextChunk[];
-}
-
-/** A piece of text that is never split further, and what joins it to the piece before. */
-export interface TextPiece {
-  readonly text: string;
-  readonly separator: string;
-}
-
-// Lower-case forms, without their final period, of abbreviations that rarely end a sentence.
-const abbreviations = new Set([
-  'mr',
-  'mrs',
-  'ms',
-  'dr',
-  'prof',
-  'sr',
-  'jr',
-  'st',
-  'mt',
-  'ft',
-  'vs',
-  'cf',
-  'al',
-  'fig',
-  'figs',
-  'eq',
-  'no',
-  'nos',
-  'vol',
-  'vols',
-  'p',
-  'pp',
-  'ed',
-  'eds',
-  'approx',
-  'ca',
-  'inc',
-  'ltd',
-  'co',
-  'corp',
-  'dept',
-  'est',
-  'jan',
-  'feb',
-  'mar',
-  'apr',
-  'jun',
-  'jul',
-  'aug',
-  'sep',
-  'sept',
-  'oct',
-  'nov',
-  'dec',
-  'rev',
-  'gen',
-  'col',
-  'lt',
-  'sgt',
-  'capt',
-  'hon',
-  'ibid',
-  'viz',
-  'resp',
-]);
-
-/** Terminators after which CJK text starts a new sentence without a space. */
-const cjkTerminators = /[。！？．]/;
-const sentenceEnd = /(?:[.!?…]+|[。！？．]+)["'”’)\]»」』）]*/gu;
-
-function isAbbreviation(word: string): boolean {
-  const bare = word.replace(/^[("'“‘[]+/, '');
-  return (
-    abbreviations.has(bare.toLowerCase()) ||
-    // Dotted initialisms: e.g, i.e, U.S, a.m
-    /^(?:\p{L}\.)+\p{L}$/u.test(bare) ||
-    // A personal initial: J. R. R. Tolkien
-    /^\p{Lu}$/u.test(bare)
-  );
-}
-
-/**
- * Sentences of one paragraph, each with the whitespace that preceded it (' ' or '' in CJK text).
- * A period ends a sentence only before whitespace and a character that is not lower case, and not
- * after a known abbreviation, an initial, or a list number at the start ("1. Install").
- */
-export function splitSentences(paragraph: string): TextPiece[] {
-  const text = paragraph.replace(/\s+/g, ' ').trim();
-  const sentences: TextPiece[] = [];
-  let start = 0;
-  let separator = '';
-  for (const match of text.matchAll(sentenceEnd)) {
-    const end = match.index + match[0].length;
-    const after = text[end];
-    if (!cjkTerminators.test(match[0])) {
-      if (after !== ' ') continue;
-      const next = text[end + 1] ?? '';
-      if (/\p{Ll}/u.test(next)) continue;
-      if (/^\.["'”’)\]»]*$/.test(match[0])) {
-        const wordStart = text.lastIndexOf(' ', match.index - 1) + 1;
-        const word = text.slice(wordStart, match.index);
-        if (isAbbreviation(word)) continue;
-        if (/^\d{1,9}$/.test(word) && wordStart === start) continue;
-      }
-    }
-    if (end === text.length) break;
-    sentences.push({ text: text.slice(start, end), separator });
-    separator = after === ' ' ? ' ' : '';
-    start = end + separator.length;
-  }
-  if (start < text.length) sentences.push({ text: text.slice(start), separator });
-  return sentences;
-}
-
-const wordSegmenter = new Intl.Segmenter('und', { granularity: 'word' });
-
-/**
- * Unicode word segments of `text`, segmented a window at a time: ICU's dictionary segmentation of
- * CJK text slows down far more than linearly on long runs (80,000 characters take seconds). The
- * last segment of a window may be cut, so it is segmented again with the text that follows.
- */
-function* wordSegments(text: string): Generator<string> {
-  const windowLength = 4096;
-  let start = 0;
-  while (start < text.length) {
-    let end = Math.min(text.length, start + windowLength);
-    const last = text.charCodeAt(end - 1);
-    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
-    const segments = Array.from(
-      wordSegmenter.segment(text.slice(start, end)),
-      (part) => part.segment,
-    );
-    if (end < text.length && segments.length > 1) segments.pop();
-    for (const segment of segments) {
-      yield segment;
-      start += segment.length;
-    }
-  }
-}
-
-/**
- * Splits text longer than `maxLength` at word boundaries: at spaces, else where Unicode word
- * segmentation allows (CJK has no spaces), and only for a single word longer than `maxLength`
- * (a hash, a URL) between code points.
- */
-export function splitLongText(text: string, maxLength: number): TextPiece[] {
-  if (text.length <= maxLength) return [{ text, separator: '' }];
-  const atoms: TextPiece[] = [];
-  for (const [index, word] of text.split(' ').entries()) {
-    if (word === '') continue;
-    const separator = index === 0 || atoms.length === 0 ? '' : ' ';
-    if (word.length <= maxLength) {
-      atoms.push({ text: word, separator });
-      continue;
-    }
-    let first = true;
-    for (const segment of wordSegments(word)) {
-      const slices = segment.length <= maxLength ? [segment] : codePointSlices(segment, maxLength);
-      for (const slice of slices) {
-        atoms.push({ text: slice, separator: first ? separator : '' });
-        first = false;
-      }
-    }
-  }
-  const pieces: TextPiece[] = [];
-  let current: TextPiece | null = null;
-  for (const atom of atoms) {
-    if (current === null) {
-      current = { text: atom.text, separator: atom.separator };
-    } else if (current.text.length + atom.separator.length + atom.text.length > maxLength) {
-      pieces.push(current);
-      current = { text: atom.text, separator: atom.separator };
-    } else {
-      current = { text: current.text + atom.separator + atom.text, separator: current.separator };
-    }
-  }
-  if (current !== null) pieces.push(current);
-  return pieces;
-}
-
-function codePointSlices(text: string, maxLength: number): string[] {
-  const slices: string[] = [];
-  let current = '';
-  for (const character of text) {
-    if (current !== '' && current.length + character.length > maxLength) {
-      slices.push(current);
-      current = '';
-    }
-    current += character;
-  }
-  if (current !== '') slices.push(current);
-  return slices;
 }
 
 /** A code block fits whole when it can; otherwise it is cut between lines. */
@@ -299,7 +106,7 @@ function sectionPieces(blocks: readonly TextBlock[], chunkSize: number): TextPie
     const blockPieces =
       block.kind === 'code'
         ? codePieces(block.text, chunkSize)
-        : splitSentences(block.text).flatMap((sentence) =>
+        : sentencePieces(block.text).flatMap((sentence) =>
             splitLongText(sentence.text, chunkSize).map((piece, index) =>
               index === 0 ? { ...piece, separator: sentence.separator } : piece,
             ),

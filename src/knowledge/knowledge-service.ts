@@ -16,15 +16,10 @@ import {
   type KnowledgeIndex,
   type RankedChunk,
 } from '../storage/dialects/knowledge-index.js';
-import type {
-  EmbeddingStatus,
-  KnowledgeBase,
-  KnowledgeDocument,
-  KnowledgeRepository,
-  Page,
-} from '../storage/repositories/knowledge.repository.js';
+import type { KnowledgeRepository, Page } from '../storage/repositories/knowledge.repository.js';
+import type { EmbeddingStatus, KnowledgeBase, KnowledgeDocument } from './knowledge-base.js';
 import { chunkDocument, type TextChunk } from './chunker.js';
-import { documentContentTypes, type DocumentContentType } from './extract-text.js';
+import { documentContentTypes, type DocumentContentType } from '../text/extract-text.js';
 import { reciprocalRankFusion } from './rank-fusion.js';
 
 export const knowledgeLimits = {
@@ -178,6 +173,14 @@ export class KnowledgeService {
     return knowledgeBase;
   }
 
+  /** The ids among `ids` that are not knowledge bases of the account (another's are missing too). */
+  async missingKnowledgeBases(accountId: string, ids: readonly string[]): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    const found = await this.options.repository.findKnowledgeBases(accountId, unique);
+    const present = new Set(found.map((knowledgeBase) => knowledgeBase.id));
+    return unique.filter((id) => !present.has(id));
+  }
+
   listKnowledgeBases(accountId: string, page: Page) {
     return this.options.repository.listKnowledgeBases(accountId, page);
   }
@@ -221,30 +224,9 @@ export class KnowledgeService {
   private chooseEmbeddingModel(requested: string | null | undefined): string | null {
     if (requested === null) return null;
     if (requested !== undefined) {
-      const definition = this.options.models.find(requested);
-      if (definition === undefined) {
-        throw new AppError(
-          'unknown_model',
-          `Model '${requested}' is not in the catalog. GET /v1/models lists the embedding models (type 'embedding').`,
-          { param: 'embedding_model' },
-        );
-      }
-      if (definition.type !== 'embedding') {
-        throw new InvalidParameterError(
-          'embedding_model',
-          `Model '${requested}' is a chat model, not an embedding model.`,
-        );
-      }
-      return requested;
+      return this.options.models.resolve('embedding', requested, 'embedding_model');
     }
-    return (
-      this.options.settings.embeddingModel ??
-      this.options.models
-        .list()
-        .find((status) => status.definition.type === 'embedding' && status.available)?.definition
-        .name ??
-      null
-    );
+    return this.options.models.defaultOf('embedding');
   }
 
   // ------------------------------------------------------------------------------------------

@@ -1,15 +1,18 @@
 // The model catalog at run time: which configured models are usable now and why not, one model
 // instance per definition, and calls that fall back to the next model in `fallbacks`.
-import type { FastifyBaseLogger } from 'fastify';
-import type { AppConfig, ModelDefinition } from '../config/config.js';
-import { AppError } from '../errors/app-error.js';
+import type { Logger } from 'pino';
+import type { AppConfig, ModelDefinition, ModelType } from '../config/config.js';
+import { AppError, FeatureDisabledError, InvalidParameterError } from '../errors/app-error.js';
 import { BpeTokenCounter } from './bpe-token-counter.js';
 import type { LocalEngine } from './local/local-engine.js';
+import { SpeechEngines } from './speech/speech-engines.js';
 import {
-  createRemoteChatModel,
-  createRemoteEmbeddingModel,
-  remoteUnavailability,
-} from './providers/remote-models.js';
+  connectionOf,
+  modelKinds,
+  type ModelFactoryContext,
+  type ModelOfKind,
+} from './model-kinds.js';
+import { remoteUnavailability } from './providers/remote-models.js';
 import {
   RequestAbortedError,
   UpstreamError,
@@ -34,18 +37,32 @@ export interface OpenedStream {
 
 export class ModelRegistry {
   private readonly byName: Map<string, ModelDefinition>;
-  private readonly chatModels = new Map<string, ChatModel>();
-  private readonly embeddingModels = new Map<string, EmbeddingModel>();
-  private readonly tokens = new BpeTokenCounter();
+  /** One built model per definition name, whatever its kind. */
+  private readonly built = new Map<string, unknown>();
+  private readonly context: ModelFactoryContext;
 
   constructor(
     private readonly config: AppConfig,
-    private readonly local: LocalEngine,
-    private readonly logger: FastifyBaseLogger,
+    local: LocalEngine,
+    private readonly logger: Logger,
+    /** The speech engines on this machine (default: their own, with their own worker threads). */
+    speech?: SpeechEngines,
   ) {
     this.byName = new Map(
       config.models.definitions.map((definition) => [definition.name, definition]),
     );
+    this.context = {
+      config,
+      secrets: config.secrets,
+      local,
+      speech: speech ?? SpeechEngines.fromConfig(config),
+      tokens: new BpeTokenCounter(),
+    };
+  }
+
+  /** The speech engines this registry builds models with. */
+  get speechEngines(): SpeechEngines {
+    return this.context.speech;
   }
 
   get defaultModel(): string | null {
@@ -66,36 +83,62 @@ export class ModelRegistry {
   }
 
   /**
-   * The chat model to use for a request: the named one (400 `unknown_model` when not in the
-   * catalog) or the default. Availability is checked when it is called, so a fallback can still
-   * serve a request whose first model is unavailable.
+   * The default of a kind: the configured one (`default_model` for chat, `knowledge.embedding_model`
+   * for embeddings), else the first available model of the kind, else the first of the kind.
    */
-  resolveChatModelName(requested: string | undefined | null, param = 'model'): string {
-    const name = requested ?? this.defaultModel;
+  defaultOf(kind: ModelType): string | null {
+    const configured = modelKinds[kind].configuredDefault?.(this.config) ?? null;
+    if (configured !== null) return configured;
+    const ofKind = this.list().filter((status) => status.definition.type === kind);
+    return (ofKind.find((status) => status.available) ?? ofKind[0])?.definition.name ?? null;
+  }
+
+  /**
+   * The model of `kind` to use for a request: the named one (400 `unknown_model` when not in the
+   * catalog, 400 when of another kind) or the kind's default (503 when there is none).
+   * Availability is checked when the model is called, so a fallback can still serve a request
+   * whose first model is unavailable.
+   */
+  resolve(kind: ModelType, requested: string | undefined | null, param = 'model'): string {
+    const name = requested ?? this.defaultOf(kind);
     if (name === null) {
       throw new UpstreamError(
         'model_unavailable',
-        "No chat model is configured. Add one under 'models' in the config file (PLATFORM_CONFIG).",
+        `No ${kind} model is configured. Add one with type: ${kind} under 'models' in the config file (PLATFORM_CONFIG).`,
+      );
+    }
+    if (
+      kind === 'chat' &&
+      requested !== undefined &&
+      requested !== null &&
+      requested !== this.defaultModel &&
+      !this.config.features.multi_model_access
+    ) {
+      throw new FeatureDisabledError(
+        'multi_model_access',
+        `Choosing a model other than the default ('${this.defaultModel ?? 'none'}')`,
       );
     }
     const definition = this.byName.get(name);
     if (definition === undefined) {
       throw new AppError(
         'unknown_model',
-        `Model '${name}' is not in the catalog. GET /v1/models lists the available ones.`,
+        `Model '${name}' is not in the catalog. GET /v1/models lists the models of each type.`,
         { param },
       );
     }
-    if (definition.type !== 'chat') {
-      throw new AppError(
-        'invalid_parameter',
-        `Model '${name}' is an embedding model, not a chat model.`,
-        {
-          param,
-        },
+    if (definition.type !== kind) {
+      throw new InvalidParameterError(
+        param,
+        `Model '${name}' is ${modelKinds[definition.type].label}, not ${modelKinds[kind].label}.`,
       );
     }
     return name;
+  }
+
+  /** The chat model to use for a request (see `resolve`). */
+  resolveChatModelName(requested: string | undefined | null, param = 'model'): string {
+    return this.resolve('chat', requested, param);
   }
 
   definitionOf(name: string): ModelDefinition {
@@ -104,33 +147,26 @@ export class ModelRegistry {
     return definition;
   }
 
-  /** The chat model itself; 503 `model_unavailable` with the reason when it cannot be used. */
-  chatModel(name: string): ChatModel {
-    const status = this.requireAvailable(name);
-    let model = this.chatModels.get(name);
+  /** The model itself; 503 `model_unavailable` with the reason when it cannot be used now. */
+  model<K extends ModelType>(kind: K, name: string): ModelOfKind[K] {
+    const { definition } = this.requireAvailable(name);
+    if (definition.type !== kind) {
+      throw new Error(`model '${name}' is ${definition.type}, asked for as ${kind}`);
+    }
+    let model = this.built.get(name) as ModelOfKind[K] | undefined;
     if (model === undefined) {
-      const { definition } = status;
-      model =
-        definition.provider === 'local'
-          ? this.local.chatModel(definition)
-          : createRemoteChatModel(definition, this.config.secrets, this.tokens);
-      this.chatModels.set(name, model);
+      model = modelKinds[kind].create(definition, this.context);
+      this.built.set(name, model);
     }
     return model;
   }
 
+  chatModel(name: string): ChatModel {
+    return this.model('chat', name);
+  }
+
   embeddingModel(name: string): EmbeddingModel {
-    const status = this.requireAvailable(name);
-    let model = this.embeddingModels.get(name);
-    if (model === undefined) {
-      const { definition } = status;
-      model =
-        definition.provider === 'local'
-          ? this.local.embeddingModel(definition)
-          : createRemoteEmbeddingModel(definition, this.config.secrets);
-      this.embeddingModels.set(name, model);
-    }
-    return model;
+    return this.model('embedding', name);
   }
 
   /**
@@ -183,10 +219,14 @@ export class ModelRegistry {
   }
 
   private statusOf(definition: ModelDefinition): ModelStatus {
+    const connection = connectionOf(definition);
     const reason =
-      definition.provider === 'local'
-        ? this.local.unavailability(definition)
-        : remoteUnavailability(definition, this.config.secrets);
+      modelKinds[definition.type].unavailability?.(definition) ??
+      (connection.kind === 'local'
+        ? this.context.local.unavailability(connection.definition)
+        : connection.kind === 'engine'
+          ? this.context.speech.unavailability(connection.definition)
+          : remoteUnavailability(connection.definition, this.config.secrets));
     return { definition, available: reason === null, reason };
   }
 

@@ -1,23 +1,20 @@
 // Executes pipelines: each stage's inputs are resolved from the run's inputs and earlier stages'
 // outputs, its agent runs through the same code path as an agent execution (with the stage's
-// timeout and retries), and its outputs are mapped — every step recorded. A failing stage stops the
-// run: the execution fails naming the stage and the cause, and later stages are recorded skipped.
-import { EventEmitter } from 'node:events';
-import type { FastifyBaseLogger } from 'fastify';
+// timeout and retries), and its outputs are mapped — every step recorded through the execution
+// service, whose change feed tells followers. A failing stage stops the run: the execution fails
+// naming the stage and the cause, and later stages are recorded skipped.
+import type { Logger } from 'pino';
 import { AgentRunError, type AgentExecutor } from '../agents/agent-executor.js';
 import type { AgentService } from '../agents/agent-service.js';
 import { AppError, InvalidParameterError, NotFoundError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type {
-  Execution,
-  ExecutionError,
-  ExecutionsRepository,
-} from '../storage/repositories/executions.repository.js';
-import type {
-  Pipeline,
-  PipelineStage,
-  PipelinesRepository,
-} from '../storage/repositories/pipelines.repository.js';
+import type { ExecutionService } from '../executions/execution-service.js';
+import {
+  executionError,
+  executionErrorFrom,
+  type Execution,
+  type ExecutionError,
+} from '../executions/execution.js';
+import type { Pipeline, PipelineStage } from './pipeline.js';
 import type { PipelineService } from './pipeline-service.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 
@@ -26,14 +23,23 @@ export interface PipelineRunResult {
   stagesCompleted: number;
 }
 
+export interface PipelineRunOptions {
+  conversationId: string | null;
+  userId: string | null;
+  /** The key whose request started the run (usage by key). */
+  apiKeyId?: string | null;
+  /** Run in the background (the answer comes at once) rather than to the end. */
+  detach: boolean;
+  /** The client's: stops a run that is not detached when the client goes away. */
+  signal: AbortSignal;
+}
+
 export interface PipelineRunnerOptions {
   pipelines: PipelineService;
-  repository: PipelinesRepository;
-  executions: ExecutionsRepository;
+  executions: ExecutionService;
   agents: AgentService;
   executor: AgentExecutor;
-  instanceId: string;
-  logger: FastifyBaseLogger;
+  logger: Logger;
   now?: () => number;
 }
 
@@ -53,11 +59,12 @@ function describePath(path: PathExpression): string {
     : `the run has no input '${path.steps.join('.')}'`;
 }
 
+/** Why a run was stopped from outside, recorded on the stage it was in. */
+type StopReason = 'client' | 'shutdown';
+
 export class PipelineRunner {
   private readonly now: () => number;
-  /** 'changed:<execution id>' fires after every recorded step (for event streams). */
-  readonly changes = new EventEmitter();
-  /** Runs started with `async: true`, so shutdown can stop them. */
+  /** Runs started with `detach`, so shutdown can stop them. */
   private readonly detached = new Map<
     string,
     { controller: AbortController; done: Promise<void> }
@@ -65,54 +72,52 @@ export class PipelineRunner {
 
   constructor(private readonly options: PipelineRunnerOptions) {
     this.now = options.now ?? Date.now;
-    this.changes.setMaxListeners(0);
   }
 
   private iso(): string {
     return new Date(this.now()).toISOString();
   }
 
-  private notify(executionId: string): void {
-    this.changes.emit(`changed:${executionId}`);
-  }
-
   /**
-   * Starts a run: records the execution and its pending stages, then either runs it to the end
-   * (`detach` false: the client's signal stops it) or in the background (returns at once).
+   * Starts a run: records the execution and its pending stages (a `conversationId` of another
+   * account or user is a 404, nothing recorded), then either runs it to the end or in the
+   * background (returning at once).
    */
   async start(
     accountId: string,
     pipelineId: string,
     inputs: Record<string, unknown>,
-    options: { conversationId: string | null; detach: boolean; signal: AbortSignal },
+    options: PipelineRunOptions,
   ): Promise<PipelineRunResult> {
     const pipeline = await this.options.pipelines.get(accountId, pipelineId);
     if (pipeline.stages.length === 0) {
       throw new InvalidParameterError('stages', `Pipeline '${pipelineId}' has no stages to run.`);
     }
-    const execution: Execution = {
-      id: newId('exec'),
-      accountId,
-      kind: 'pipeline',
-      agentId: null,
-      pipelineId: pipeline.id,
-      conversationId: options.conversationId,
-      status: 'running',
-      input: inputs,
-      output: null,
-      error: null,
-      tokensUsed: 0,
-      executionTimeMs: null,
-      createdAt: this.iso(),
-      completedAt: null,
-    };
-    const records = pipeline.stages.map((stage) => ({ id: newId('stage'), stage }));
-    await this.options.repository.insertExecution(execution, this.options.instanceId, records);
+    const { execution, stages } = await this.options.executions.start(
+      {
+        accountId,
+        kind: 'pipeline',
+        pipelineId: pipeline.id,
+        conversationId: options.conversationId,
+        userId: options.userId,
+        apiKeyId: options.apiKeyId ?? null,
+        input: inputs,
+      },
+      pipeline.stages.map((stage) => ({
+        stageId: stage.id,
+        name: stage.name,
+        agentId: stage.agent_id,
+      })),
+    );
+    const records = stages.map((record, index) => ({
+      id: record.id,
+      stage: pipeline.stages[index]!,
+    }));
     if (!options.detach) {
-      return this.run(execution, pipeline, records, options.signal);
+      return this.run(execution, pipeline, records, options.signal, 'client');
     }
     const controller = new AbortController();
-    const done = this.run(execution, pipeline, records, controller.signal)
+    const done = this.run(execution, pipeline, records, controller.signal, 'shutdown')
       .then(() => undefined)
       .catch((error: unknown) =>
         this.options.logger.error(
@@ -130,6 +135,7 @@ export class PipelineRunner {
     pipeline: Pipeline,
     records: ReadonlyArray<{ id: string; stage: PipelineStage }>,
     signal: AbortSignal,
+    stopReason: StopReason,
   ): Promise<PipelineRunResult> {
     const started = this.now();
     const outputs: Record<string, Record<string, unknown>> = {};
@@ -139,26 +145,25 @@ export class PipelineRunner {
     let failure: ExecutionError | null = null;
     for (const { id, stage } of records) {
       try {
-        const result = await this.runStage(execution, id, stage, outputs, signal);
+        const result = await this.runStage(execution, id, stage, outputs, signal, stopReason);
         tokensUsed += result.tokensUsed;
         outputs[stage.name] = result.output;
         last = result.output;
         completed += 1;
       } catch (error) {
-        const detail =
-          error instanceof StageFailure
-            ? error.detail
-            : {
-                message: 'the stage failed unexpectedly; the failure was logged',
-                type: 'api_error',
-                code: 'internal_error',
-              };
         if (!(error instanceof StageFailure)) {
           this.options.logger.error(
-            { err: error, execution_id: execution.id },
+            { err: error, execution_id: execution.id, pipeline_id: pipeline.id },
             'pipeline stage failed unexpectedly',
           );
         }
+        const detail =
+          error instanceof StageFailure
+            ? error.detail
+            : executionError(
+                'internal_error',
+                'the stage failed unexpectedly; the failure was logged',
+              );
         tokensUsed += error instanceof StageFailure ? error.tokensUsed : 0;
         failure = {
           ...detail,
@@ -168,21 +173,14 @@ export class PipelineRunner {
         break;
       }
     }
-    if (failure !== null) await this.options.repository.skipRemaining(execution.id);
-    const outcome = {
-      status: failure === null ? ('completed' as const) : ('failed' as const),
+    const finished = await this.options.executions.finish(execution, {
+      status: failure === null ? 'completed' : 'failed',
       output: failure === null ? last : null,
       error: failure,
       tokensUsed,
       executionTimeMs: this.now() - started,
-      completedAt: this.iso(),
-    };
-    await this.options.executions.finish(execution.id, outcome);
-    this.notify(execution.id);
-    return {
-      execution: { ...execution, ...outcome },
-      stagesCompleted: completed,
-    };
+    });
+    return { execution: finished, stagesCompleted: completed };
   }
 
   private async runStage(
@@ -191,17 +189,18 @@ export class PipelineRunner {
     stage: PipelineStage,
     outputs: Record<string, Record<string, unknown>>,
     runSignal: AbortSignal,
+    stopReason: StopReason,
   ): Promise<{ output: Record<string, unknown>; tokensUsed: number }> {
-    const { repository } = this.options;
+    const { executions } = this.options;
+    const record = (update: Parameters<ExecutionService['updateStage']>[2]) =>
+      executions.updateStage(execution.id, recordId, update);
     const started = this.now();
-    const startedAt = this.iso();
-    await repository.updateStage(recordId, { status: 'running', startedAt });
-    this.notify(execution.id);
+    await record({ status: 'running', startedAt: this.iso() });
     let input: Record<string, unknown> = {};
     let attempts = 0;
     let tokensUsed = 0;
     const fail = async (detail: ExecutionError): Promise<never> => {
-      await repository.updateStage(recordId, {
+      await record({
         status: 'failed',
         attempts,
         input,
@@ -210,7 +209,6 @@ export class PipelineRunner {
         executionTimeMs: this.now() - started,
         completedAt: this.iso(),
       });
-      this.notify(execution.id);
       throw new StageFailure(detail, tokensUsed);
     };
 
@@ -220,35 +218,40 @@ export class PipelineRunner {
       const source = path.root === 'input' ? execution.input : (outputs[path.stage ?? ''] ?? {});
       const value = valueAt(source, path.steps);
       if (value === undefined) {
-        return fail({
-          message: `input '${name}' resolves to nothing: ${text} (${describePath(path)})`,
-          type: 'invalid_request_error',
-          code: 'unresolved_path',
-          path: text,
-        });
+        return fail(
+          executionError(
+            'unresolved_path',
+            `input '${name}' resolves to nothing: ${text} (${describePath(path)})`,
+            { path: text },
+          ),
+        );
       }
       setAt(input, name, value);
     }
     input = structuredClone(input);
+    // `model` is not an input of the agent's type: it replaces the agent's model for the stage.
+    const { model, ...agentInput } = input;
+    if (model !== undefined && typeof model !== 'string') {
+      return fail(
+        executionError('invalid_parameter', "input 'model' must be a model name (a string)", {
+          param: 'model',
+        }),
+      );
+    }
 
     let agent;
     try {
       agent = await this.options.agents.get(execution.accountId, stage.agent_id);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
-      return fail({
-        message: `agent '${stage.agent_id}' no longer exists`,
-        type: 'not_found_error',
-        code: 'not_found',
-      });
+      return fail(executionError('not_found', `agent '${stage.agent_id}' no longer exists`));
     }
     let parameters: Record<string, unknown>;
     try {
-      parameters = this.options.executor.prepare(agent, input).parameters;
+      parameters = this.options.executor.prepare(agent, agentInput, model).parameters;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      const { message, type, code, param } = error.toBody().error;
-      return fail({ message, type, code, ...(param === null ? {} : { param }) });
+      return fail(executionErrorFrom(error));
     }
 
     const tries = 1 + (stage.retries ?? 0);
@@ -257,30 +260,30 @@ export class PipelineRunner {
       const timeout = stage.timeout_ms === undefined ? null : AbortSignal.timeout(stage.timeout_ms);
       const signal = timeout === null ? runSignal : AbortSignal.any([runSignal, timeout]);
       try {
-        const run = await this.options.executor.run(
-          agent,
-          input,
-          parameters,
-          execution.accountId,
+        const run = await this.options.executor.run(agent, agentInput, parameters, {
+          callerAccountId: execution.accountId,
           signal,
-        );
+          model: model ?? null,
+        });
         tokensUsed += run.tokensUsed;
         const mapped: Record<string, unknown> = {};
         for (const [name, text] of Object.entries(stage.output_mapping)) {
-          const value = valueAt(run.result, parsePath(text).steps);
+          const steps = parsePath(text).steps;
+          const value = valueAt(run.result, steps);
           if (value === undefined) {
-            return fail({
-              message: `output '${name}' resolves to nothing: ${text} (the agent's result has no '${parsePath(text).steps.join('.')}')`,
-              type: 'invalid_request_error',
-              code: 'unresolved_path',
-              path: text,
-            });
+            return fail(
+              executionError(
+                'unresolved_path',
+                `output '${name}' resolves to nothing: ${text} (the agent's result has no '${steps.join('.')}')`,
+                { path: text },
+              ),
+            );
           }
           mapped[name] = value;
         }
         // Later stages see the agent's result and the mapped names (the mapped ones win).
         const output = { ...run.result, ...mapped };
-        await repository.updateStage(recordId, {
+        await record({
           status: 'completed',
           attempts,
           input,
@@ -289,30 +292,28 @@ export class PipelineRunner {
           executionTimeMs: this.now() - started,
           completedAt: this.iso(),
         });
-        this.notify(execution.id);
         return { output, tokensUsed };
       } catch (error) {
         if (!(error instanceof AgentRunError)) throw error;
         tokensUsed += error.tokensUsed;
         if (runSignal.aborted) {
-          return fail({
-            message: 'the run was stopped (the client went away or the service is shutting down)',
-            type: 'api_error',
-            code: 'interrupted',
-          });
+          return fail(
+            stopReason === 'client'
+              ? executionError('aborted', 'the run was stopped: the client closed the request')
+              : executionError(
+                  'interrupted',
+                  'the run was stopped: the service instance is shutting down',
+                ),
+          );
         }
         lastError =
           timeout?.aborted === true
-            ? {
-                message: `timed out after ${stage.timeout_ms ?? 0} ms`,
-                type: 'upstream_error',
-                code: 'upstream_timeout',
-              }
+            ? executionError('upstream_timeout', `timed out after ${stage.timeout_ms ?? 0} ms`)
             : error.error;
       }
     }
     attempts = tries;
-    const detail = lastError ?? { message: 'failed', type: 'api_error', code: 'internal_error' };
+    const detail = lastError ?? executionError('internal_error', 'failed');
     return fail(
       tries > 1 ? { ...detail, message: `${detail.message} (after ${tries} attempts)` } : detail,
     );

@@ -7,13 +7,9 @@ import {
 } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { AgentService } from '../agents/agent-service.js';
-import type {
-  Pipeline,
-  PipelineStage,
-  PipelinesRepository,
-  VisualLayout,
-} from '../storage/repositories/pipelines.repository.js';
+import type { PipelinesRepository } from '../storage/repositories/pipelines.repository.js';
 import { parsePath, PathSyntaxError } from './path-expression.js';
+import type { LayoutEdge, LayoutNode, Pipeline, PipelineStage, VisualLayout } from './pipeline.js';
 
 /** A stage as a client sends it (the service assigns ids). */
 export interface StageInput {
@@ -25,15 +21,42 @@ export interface StageInput {
   retries?: number | undefined;
 }
 
+/** A layout node as a client may send it: with `position`, or with `x` and `y` beside `id`. */
+export interface LayoutNodeInput {
+  id: string;
+  position?: { x: number; y: number; [extra: string]: unknown } | undefined;
+  x?: number | undefined;
+  y?: number | undefined;
+  [extra: string]: unknown;
+}
+
+/** A layout edge as a client may send it (`id` is made from the ends when absent). */
+export interface LayoutEdgeInput {
+  id?: string | undefined;
+  source: string;
+  target: string;
+  [extra: string]: unknown;
+}
+
+export interface VisualLayoutInput {
+  nodes: LayoutNodeInput[];
+  edges?: LayoutEdgeInput[] | undefined;
+  [extra: string]: unknown;
+}
+
 export interface PipelineInput {
   name?: string | undefined;
   description?: string | undefined;
   stages?: StageInput[] | undefined;
-  visual_layout?: VisualLayout | undefined;
+  visual_layout?: VisualLayoutInput | undefined;
 }
 
-/** The agent execution inputs a stage's input_mapping may set (parameters by dotted name). */
-const stageInputName = /^(query|data|urls|conversation_id|parameters(\.[A-Za-z_][A-Za-z0-9_]*)*)$/;
+/**
+ * The agent execution inputs a stage's input_mapping may set (parameters by dotted name); `model`
+ * replaces the stage agent's model for the run.
+ */
+const stageInputName =
+  /^(query|data|urls|conversation_id|model|parameters(\.[A-Za-z_][A-Za-z0-9_]*)*)$/;
 const outputName = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 export const pipelineLimits = { maxStages: 50, maxMappings: 50 };
@@ -61,6 +84,54 @@ export function generatedLayout(stages: readonly PipelineStage[]): VisualLayout 
   };
 }
 
+/**
+ * The stored form of a layout: every node with `position` ({id, x, y} becomes {id, position: {x,
+ * y}}), every edge with an id, and both ends of every edge naming a node (else a 400 naming it).
+ */
+export function normaliseLayout(layout: VisualLayoutInput): VisualLayout {
+  const nodes = layout.nodes.map((node, index): LayoutNode => {
+    const { x, y, position, ...rest } = node;
+    // One stored shape: `position` wins over top-level x and y, which are not kept beside it.
+    if (position !== undefined) return { ...rest, position };
+    if (typeof x !== 'number' || typeof y !== 'number') {
+      throw new MissingParameterError(
+        `visual_layout.nodes[${index}].position`,
+        `Layout node '${node.id}' needs a position: {"id": "…", "position": {"x": 0, "y": 0}} or {"id": "…", "x": 0, "y": 0}.`,
+      );
+    }
+    return { ...rest, position: { x, y } };
+  });
+  const ids = new Set(nodes.map((node) => node.id));
+  const edgeIds = new Set<string>();
+  const edges = (layout.edges ?? []).map((edge, index): LayoutEdge => {
+    for (const end of ['source', 'target'] as const) {
+      if (!ids.has(edge[end])) {
+        throw new InvalidParameterError(
+          `visual_layout.edges[${index}].${end}`,
+          `Layout edge ${index + 1}: ${end} '${edge[end]}' is not the id of a node of the layout.`,
+        );
+      }
+    }
+    let id = edge.id ?? `edge_${edge.source}_${edge.target}`;
+    if (edge.id === undefined && edgeIds.has(id)) id = `${id}_${index}`;
+    edgeIds.add(id);
+    return { ...edge, id };
+  });
+  return { ...layout, nodes, edges };
+}
+
+/** A mapping's path expression, or a 400 naming the mapping and the stage. */
+function parseStagePath(path: string, param: string, stageName: string) {
+  try {
+    return parsePath(path);
+  } catch (error) {
+    if (error instanceof PathSyntaxError) {
+      throw new InvalidParameterError(param, `Stage '${stageName}': ${error.message}.`);
+    }
+    throw error;
+  }
+}
+
 export class PipelineService {
   private readonly now: () => number;
 
@@ -77,7 +148,7 @@ export class PipelineService {
       name: input.name,
       description: input.description ?? '',
       stages,
-      visualLayout: input.visual_layout ?? null,
+      visualLayout: input.visual_layout === undefined ? null : normaliseLayout(input.visual_layout),
       createdAt: now,
       updatedAt: now,
     };
@@ -109,7 +180,7 @@ export class PipelineService {
       stages,
       visualLayout:
         input.visual_layout !== undefined
-          ? input.visual_layout
+          ? normaliseLayout(input.visual_layout)
           : input.stages !== undefined
             ? null
             : pipeline.visualLayout,
@@ -126,6 +197,11 @@ export class PipelineService {
 
   layoutOf(pipeline: Pipeline): VisualLayout {
     return pipeline.visualLayout ?? generatedLayout(pipeline.stages);
+  }
+
+  /** Pipelines of any account whose stages run `agentId` (for deleting agents). */
+  usingAgent(agentId: string) {
+    return this.options.pipelines.usingAgent(agentId);
   }
 
   private async checkStages(
@@ -167,17 +243,10 @@ export class PipelineService {
         if (!stageInputName.test(key)) {
           throw new InvalidParameterError(
             param,
-            `Stage '${name}': '${key}' is not an agent input (query, data, urls, conversation_id, or parameters.<name>).`,
+            `Stage '${name}': '${key}' is not an agent input (query, data, urls, conversation_id, model, or parameters.<name>).`,
           );
         }
-        let parsed;
-        try {
-          parsed = parsePath(path);
-        } catch (error) {
-          if (error instanceof PathSyntaxError)
-            throw new InvalidParameterError(param, `Stage '${name}': ${error.message}.`);
-          throw error;
-        }
+        const parsed = parseStagePath(path, param, name);
         if (parsed.root === 'output') {
           throw new InvalidParameterError(
             param,
@@ -203,14 +272,7 @@ export class PipelineService {
             `Stage '${name}': '${key}' is not a valid output name.`,
           );
         }
-        let parsed;
-        try {
-          parsed = parsePath(path);
-        } catch (error) {
-          if (error instanceof PathSyntaxError)
-            throw new InvalidParameterError(param, `Stage '${name}': ${error.message}.`);
-          throw error;
-        }
+        const parsed = parseStagePath(path, param, name);
         if (parsed.root !== 'output') {
           throw new InvalidParameterError(
             param,

@@ -24,9 +24,18 @@ export function createDialectAdapter(config: DatabaseConfig): DialectAdapter {
  * transaction, serialised by SQLite's own write lock.
  */
 export async function migrateToLatest(adapter: DialectAdapter): Promise<string[]> {
+  // Kysely looks for its bookkeeping tables in every schema it can see unless told which: with
+  // several schemas in one database (one per deployment or per test), another schema's tables
+  // would be taken for this one's. On PostgreSQL they live in the connection's current schema.
+  const schema =
+    adapter.kind === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(adapter.db))
+          .rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({
     db: adapter.db,
     provider: migrationProvider(adapter.columnTypes),
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {

@@ -62,6 +62,8 @@ export interface MessagesTable {
   latency_ms: number | null;
   finish_reason: string | null;
   created_at: string;
+  /** The key whose request stored the message (null before usage was attributed). */
+  api_key_id: string | null;
 }
 
 export interface FeedbackTable {
@@ -98,6 +100,8 @@ export interface ExecutionsTable {
   agent_id: string | null;
   pipeline_id: string | null;
   conversation_id: string | null;
+  /** The `user_id` the run was made for (migration 006). */
+  user_id: string | null;
   status: 'running' | 'completed' | 'failed';
   /** JSON documents. */
   input: string;
@@ -109,6 +113,22 @@ export interface ExecutionsTable {
   completed_at: string | null;
   /** The instance running it (for recovering runs a stopped instance left running). */
   instance_id: string | null;
+  /** The key whose request started the run (null before usage was attributed). */
+  api_key_id: string | null;
+}
+
+export interface SessionsTable {
+  id: string;
+  /** SHA-256 of the cookie's token; the token itself is never stored. */
+  token_hash: string;
+  account_id: string;
+  api_key_id: string;
+  client_address: string;
+  user_agent: string;
+  created_at: string;
+  last_seen_at: string;
+  /** The absolute end; the idle end is `last_seen_at` plus the configured idle timeout. */
+  expires_at: string;
 }
 
 export interface PipelinesTable {
@@ -201,6 +221,83 @@ export interface ChunksTable {
   created_at: string;
 }
 
+export interface RoutingIntentsTable {
+  id: string;
+  account_id: string;
+  conversation_id: string | null;
+  text: string;
+  category: string;
+  confidence: number;
+  complexity: string;
+  /** JSON object: detected entities, complexity signals, classification method. */
+  metadata: string;
+  route_type: string | null;
+  route_ref: string | null;
+  route_name: string | null;
+  created_at: string;
+}
+
+export interface RoutingStateTable {
+  account_id: string;
+  /** Grows with every change to the account's examples or policies. */
+  version: number;
+  /** The `seq` of the account's newest example. */
+  example_seq: number;
+  updated_at: string;
+}
+
+export interface RouteExamplesTable {
+  id: string;
+  account_id: string;
+  seq: number;
+  message: string;
+  message_key: string;
+  route_type: string;
+  route_ref: string;
+  route_name: string;
+  conversation_id: string | null;
+  embedding: string | null;
+  embedding_model: string | null;
+  created_at: string;
+}
+
+export interface RoutingPoliciesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string;
+  priority: number;
+  enabled: BooleanColumn;
+  /** JSON documents, validated by the routing policy schema. */
+  conditions: string;
+  actions: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface VoiceSessionsTable {
+  id: string;
+  account_id: string;
+  /** The key that created the session: its revocation ends the session. */
+  key_id: string;
+  user_id: string;
+  /** Null until the first turn creates the conversation. */
+  conversation_id: string | null;
+  model: string;
+  stt_model: string;
+  tts_model: string;
+  voice_id: string;
+  language_code: string | null;
+  sample_rate: number;
+  audio_format: string;
+  /** SHA-256 of the connection token; null once the token was used. */
+  token_hash: string | null;
+  token_expires_at: string;
+  expires_at: string;
+  connected_at: string | null;
+  created_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -215,4 +312,10 @@ export interface DatabaseSchema {
   pipelines: PipelinesTable;
   execution_stages: ExecutionStagesTable;
   instances: InstancesTable;
+  sessions: SessionsTable;
+  routing_intents: RoutingIntentsTable;
+  routing_state: RoutingStateTable;
+  route_examples: RouteExamplesTable;
+  routing_policies: RoutingPoliciesTable;
+  voice_sessions: VoiceSessionsTable;
 }

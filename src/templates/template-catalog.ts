@@ -8,6 +8,7 @@ const additionalInstructions = {
   name: 'additional_instructions',
   required: false,
   description: 'Extra instructions appended to the prompt, e.g. house style or things to avoid.',
+  default: null,
 };
 
 export const builtInTemplates: readonly TemplateDefinition[] = [
@@ -37,7 +38,7 @@ Additional instructions:
     displayName: 'Domain expert',
     description:
       'An expert in a chosen domain who reasons carefully, states assumptions and adapts depth to the audience.',
-    systemPrompt: `You are a senior expert in {{domain}}, advising {{#audience}}{{audience}}{{/audience}}{{^audience}}a professional audience{{/audience}}.
+    systemPrompt: `You are a senior expert in {{domain}}, advising {{audience}}.
 
 How to answer:
 - Bring real expertise: name the relevant concepts, standards, trade-offs and common pitfalls of {{domain}}, and explain why, not only what.
@@ -52,15 +53,16 @@ Additional instructions:
     variables: [
       {
         name: 'domain',
-        required: true,
+        required: false,
         description:
           'The field of expertise, e.g. "tax law in Germany" or "PostgreSQL performance".',
+        default: 'the field the user asks about',
       },
       {
         name: 'audience',
         required: false,
-        description:
-          'Who is asking, e.g. "beginners" or "hospital pharmacists"; default: professionals.',
+        description: 'Who is asking, e.g. "beginners" or "hospital pharmacists".',
+        default: 'a professional audience',
       },
       additionalInstructions,
     ],
@@ -86,21 +88,30 @@ How to help:
 Additional instructions:
 {{additional_instructions}}{{/additional_instructions}}`,
     variables: [
-      { name: 'company_name', required: true, description: 'The company the agent works for.' },
+      {
+        name: 'company_name',
+        required: false,
+        description: 'The company the agent works for.',
+        default: 'this company',
+      },
       {
         name: 'product_name',
         required: false,
-        description: 'The product or service the customers use.',
+        description: 'The product or service the customers use; left out when not given.',
+        default: null,
       },
       {
         name: 'support_hours',
         required: false,
-        description: 'When human agents are available, e.g. "Mon–Fri 9:00–17:00 CET".',
+        description:
+          'When human agents are available, e.g. "Mon–Fri 9:00–17:00 CET"; left out when not given.',
+        default: null,
       },
       {
         name: 'support_contact',
         required: false,
-        description: 'How to reach a human agent, e.g. an e-mail address or phone number.',
+        description: 'How to reach a human agent, e.g. an e-mail address; left out when not given.',
+        default: null,
       },
       additionalInstructions,
     ],
@@ -169,11 +180,20 @@ export class TemplateCatalog {
     }
   }
 
-  /** The system prompt with the variables filled in; values are text, never escaped or parsed. */
+  /**
+   * The system prompt with the variables filled in (their defaults where none is given); values
+   * are text, never escaped or parsed.
+   */
   render(template: TemplateDefinition, variables: Record<string, string>): string {
+    const values: Record<string, string> = {};
+    for (const variable of template.variables) {
+      const given = variables[variable.name];
+      const value = given !== undefined && given.trim() !== '' ? given : variable.default;
+      if (value !== null) values[variable.name] = value;
+    }
     return Mustache.render(
       template.systemPrompt,
-      variables,
+      values,
       {},
       { escape: (value: string) => value },
     ).trim();

@@ -198,7 +198,7 @@ describe.each(allDialects)('RetrievalAgent on $name', (dialect) => {
   });
 });
 
-describe('WebAgent', () => {
+describe.each(allDialects)('WebAgent on $name', (dialect) => {
   let harness: ChatHarness;
   const call = caller(() => harness);
   let pages: TestServer;
@@ -240,7 +240,7 @@ describe('WebAgent', () => {
       });
     });
     harness = await startChatHarness({
-      dialect: allDialects[0]!,
+      dialect,
       overrides: {
         web: {
           searxng_url: searx.origin,
@@ -323,11 +323,11 @@ describe('WebAgent', () => {
   });
 });
 
-describe('StructureAgent', () => {
+describe.each(allDialects)('StructureAgent on $name', (dialect) => {
   let harness: ChatHarness;
   const call = caller(() => harness);
   beforeAll(async () => {
-    harness = await startChatHarness({ dialect: allDialects[0]! });
+    harness = await startChatHarness({ dialect });
   });
   afterAll(async () => {
     await harness.close();

@@ -60,6 +60,7 @@ describe.each(allDialects)('authentication on $name', (dialect) => {
 
   it('answers 401 revoked_api_key at once after revocation, permanently', async () => {
     const created = await createKey(harness.app, harness.adminKey, { scopes: ['models:read'] });
+    expect(created.status).toBe('active');
     expect((await features(bearer(created.key))).statusCode).toBe(200);
     const revoke = await harness.app.inject({
       method: 'DELETE',
@@ -68,6 +69,7 @@ describe.each(allDialects)('authentication on $name', (dialect) => {
     });
     expect(revoke.statusCode).toBe(200);
     expect(revoke.json<{ revoked_at: string }>().revoked_at).toEqual(expect.any(String));
+    expect(revoke.json<{ status: string }>().status).toBe('revoked');
     const refused = await features(bearer(created.key));
     expect(refused.statusCode).toBe(401);
     expect(refused.json<{ error: { code: string } }>().error.code).toBe('revoked_api_key');
@@ -94,6 +96,12 @@ describe.each(allDialects)('authentication on $name', (dialect) => {
       const response = await features(bearer(created.key));
       expect(response.statusCode).toBe(401);
       expect(response.json<{ error: { code: string } }>().error.code).toBe('expired_api_key');
+      const record = await harness.app.inject({
+        method: 'GET',
+        url: `/v1/api-keys/${created.id}`,
+        headers: bearer(harness.adminKey),
+      });
+      expect(record.json<{ status: string }>().status).toBe('expired');
     } finally {
       clock = Date.now();
     }
@@ -175,6 +183,43 @@ describe.each(allDialects)('authentication on $name', (dialect) => {
     });
     expect(scope.statusCode).toBe(400);
     expect(scope.json<{ error: { param: string } }>().error.param).toBe('scopes[1]');
+  });
+
+  it('lets only the owner account grant a tier above the creating key’s own', async () => {
+    // A tenant whose first admin key is on the basic tier (60/min, 1000/day).
+    const tenant = await createAccount(harness.app, harness.adminKey, 'tiered tenant', 'basic');
+    const create = (key: string, tier: string) =>
+      harness.app.inject({
+        method: 'POST',
+        url: '/v1/api-keys',
+        headers: bearer(key),
+        payload: { name: `a ${tier} key`, tier },
+      });
+    for (const tier of ['free', 'basic']) {
+      const allowed = await create(tenant.admin_key, tier);
+      expect(allowed.statusCode, allowed.body).toBe(201);
+      expect(allowed.json<{ tier: string }>().tier).toBe(tier);
+    }
+    for (const tier of ['pro', 'enterprise']) {
+      const refused = await create(tenant.admin_key, tier);
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json<{ error: { code: string; param: string } }>().error).toMatchObject({
+        code: 'insufficient_permissions',
+        param: 'tier',
+      });
+    }
+    // The owner's admin grants any tier, to its own account or through a new account.
+    expect((await create(harness.adminKey, 'enterprise')).statusCode).toBe(201);
+    const rich = await createAccount(harness.app, harness.adminKey, 'rich tenant', 'enterprise');
+    expect((await create(rich.admin_key, 'enterprise')).statusCode).toBe(201);
+  });
+
+  it('matches the Bearer scheme case-insensitively (RFC 9110 §11.1)', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+      expect((await features({ authorization: `${scheme} ${harness.adminKey}` })).statusCode).toBe(
+        200,
+      );
+    }
   });
 
   it('shows the full key only in the create response', async () => {
@@ -295,10 +340,10 @@ describe.each(allDialects)('several instances on $name', (dialect) => {
   });
 });
 
-describe('trusted proxies', () => {
+describe.each(allDialects)('trusted proxies on $name', (dialect) => {
   it('believes X-Forwarded-For only from TRUST_PROXY ranges', async () => {
     const harness = await startTestApp({
-      dialect: allDialects[0]!,
+      dialect,
       env: { TRUST_PROXY: '10.0.0.0/8' },
     });
     try {

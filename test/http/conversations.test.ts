@@ -87,6 +87,8 @@ interface TemplateEntryJson {
 interface TemplateDetailJson extends TemplateEntryJson {
   system_prompt: string;
   variables: string[];
+  required_variables: string[];
+  variable_details: Array<{ name: string; required: boolean; default: string | null }>;
   example_usage: string;
 }
 
@@ -163,7 +165,22 @@ describe.each(allDialects)('conversations on $name', (dialect) => {
   let harness: ChatHarness;
   let admin: string;
   beforeAll(async () => {
-    harness = await startChatHarness({ dialect, services: { now } });
+    harness = await startChatHarness({
+      dialect,
+      services: { now },
+      // A template of the operator's own may require a variable; the built-in ones require none.
+      overrides: {
+        templates: [
+          {
+            name: 'release_notes_writer',
+            display_name: 'Release notes writer',
+            description: 'Writes release notes.',
+            system_prompt: 'You write release notes for {{product}}.',
+            variables: [{ name: 'product', required: true, description: 'The product.' }],
+          },
+        ],
+      },
+    });
     admin = harness.adminKey;
   });
   afterAll(async () => {
@@ -436,11 +453,22 @@ describe.each(allDialects)('conversations on $name', (dialect) => {
         'invalid_parameter',
         'status',
       );
+      // The spec's common `model` changes the model of the conversation's next turns.
+      const remodelled = await call('PATCH', `/v1/conversations/${created.id}`, {
+        model: 'fake-small',
+      });
+      expect(remodelled.json<ConversationJson>().model).toBe('fake-small');
       expectError(
-        await call('PATCH', `/v1/conversations/${created.id}`, { model: 'fake-small' }),
+        await call('PATCH', `/v1/conversations/${created.id}`, { model: 'no-such-model' }),
+        400,
+        'unknown_model',
+        'model',
+      );
+      expectError(
+        await call('PATCH', `/v1/conversations/${created.id}`, { colour: 'red' }),
         400,
         'invalid_parameter',
-        'model',
+        'colour',
       );
       expect((await getConversation(created.id)).status).toBe('active');
       expectError(
@@ -1022,11 +1050,11 @@ describe.each(allDialects)('conversations on $name', (dialect) => {
     const assign = (id: string, body: Record<string, unknown>) =>
       call('POST', `/v1/conversations/${id}/template`, body);
 
-    it("lists the spec's three templates", async () => {
+    it("lists the spec's three templates, then the configured ones", async () => {
       const response = await call('GET', '/v1/templates');
       expect(response.statusCode).toBe(200);
       const { templates } = response.json<{ templates: TemplateEntryJson[] }>();
-      expect(templates.map((entry) => entry.name).sort()).toEqual([...names].sort());
+      expect(templates.map((entry) => entry.name)).toEqual([...names, 'release_notes_writer']);
       for (const entry of templates) {
         expect(entry).toEqual({
           id: entry.name,
@@ -1080,7 +1108,9 @@ describe.each(allDialects)('conversations on $name', (dialect) => {
 
       const detail = await getConversation(created.id);
       const raw = (await template('expert_assistant')).system_prompt;
-      expect(detail.system_prompt).toBe(renderExpected(raw, variables));
+      expect(detail.system_prompt).toBe(
+        renderExpected(raw, { audience: 'a professional audience', ...variables }),
+      );
       const prompt = detail.system_prompt!;
       expect(prompt.split('\n')[0]).toBe(
         'You are a senior expert in R&D <labs> "quoted", advising a professional audience.',
@@ -1149,33 +1179,27 @@ describe.each(allDialects)('conversations on $name', (dialect) => {
       ],
       [
         'a missing required variable',
-        { template_name: 'expert_assistant', variables: { audience: 'students' } },
-        'missing_parameter',
-        'variables.domain',
+        { template_name: 'release_notes_writer', variables: { additional_instructions: 'x' } },
+        'invalid_parameter',
+        'variables.additional_instructions',
       ],
       [
         'no variables where one is required',
-        { template_name: 'expert_assistant' },
+        { template_name: 'release_notes_writer' },
         'missing_parameter',
-        'variables.domain',
+        'variables.product',
       ],
       [
         'a blank required variable',
-        { template_name: 'expert_assistant', variables: { domain: '   ' } },
+        { template_name: 'release_notes_writer', variables: { product: '   ' } },
         'missing_parameter',
-        'variables.domain',
+        'variables.product',
       ],
       [
         'a variable that is not a string',
         { template_name: 'expert_assistant', variables: { domain: 42 } },
         'invalid_parameter',
         'variables.domain',
-      ],
-      [
-        'a missing company_name',
-        { template_name: 'customer_support_assistant', variables: {} },
-        'missing_parameter',
-        'variables.company_name',
       ],
     ])('refuses %s and leaves the conversation as it was', async (_label, body, code, param) => {
       const created = await createConversation({ user_id: 'sam', system_prompt: 'Original.' });
@@ -1184,6 +1208,43 @@ describe.each(allDialects)('conversations on $name', (dialect) => {
         system_prompt: 'Original.',
         template: null,
       });
+    });
+
+    it.each(names)(
+      'assigns %s with only additional_instructions, the other variables taking their documented defaults',
+      async (name) => {
+        const created = await createConversation({ user_id: 'tess' });
+        const variables = { additional_instructions: 'Answer in French.' };
+        const response = await assign(created.id, { template_name: name, variables });
+        expect(response.statusCode, response.body).toBe(200);
+        const detail = await template(name);
+        const defaults = Object.fromEntries(
+          detail.variable_details
+            .filter((variable) => variable.default !== null)
+            .map((variable) => [variable.name, variable.default!]),
+        );
+        expect(detail.required_variables).toEqual([]);
+        const prompt = (await getConversation(created.id)).system_prompt!;
+        expect(prompt).toBe(renderExpected(detail.system_prompt, { ...defaults, ...variables }));
+        expect(prompt.endsWith('Additional instructions:\nAnswer in French.')).toBe(true);
+        await chat('tess', 'Bonjour', created.id);
+        expect(lastUpstreamMessages()[0]).toEqual({ role: 'system', content: prompt });
+      },
+    );
+
+    it('fills the defaults into the prompts: expert and support read as sentences without them', async () => {
+      const expert = await createConversation({ user_id: 'tess' });
+      expect((await assign(expert.id, { template_name: 'expert_assistant' })).statusCode).toBe(200);
+      expect((await getConversation(expert.id)).system_prompt!.split('\n')[0]).toBe(
+        'You are a senior expert in the field the user asks about, advising a professional audience.',
+      );
+      const support = await createConversation({ user_id: 'tess' });
+      expect(
+        (await assign(support.id, { template_name: 'customer_support_assistant' })).statusCode,
+      ).toBe(200);
+      expect((await getConversation(support.id)).system_prompt!.split('\n')[0]).toBe(
+        'You are a customer support agent for this company.',
+      );
     });
 
     it("accepts the spec's common user_id parameter on the assignment", async () => {

@@ -27,7 +27,7 @@ function parseEvents(body: string): Array<Record<string, unknown>> {
     .map((frame) => JSON.parse(frame.slice('data: '.length)) as Record<string, unknown>);
 }
 
-describe('the local engine on a generated GGUF model', () => {
+describe.each(allDialects)('the local engine on a generated GGUF model on $name', (dialect) => {
   const directory = mkdtempSync(path.join(tmpdir(), 'local-engine-'));
   const modelFile = path.join(directory, 'tiny-llama.gguf');
   let harness: TestApp;
@@ -35,7 +35,7 @@ describe('the local engine on a generated GGUF model', () => {
   beforeAll(async () => {
     await writeTinyLlamaGguf(modelFile);
     harness = await startTestApp({
-      dialect: allDialects[0]!,
+      dialect,
       overrides: {
         default_model: 'tiny-local',
         models: [
@@ -92,11 +92,11 @@ describe('the local engine on a generated GGUF model', () => {
       headers: bearer(harness.adminKey),
     });
     const entries = response.json<{
-      data: Array<{ id: string; provider: string; available: boolean }>;
+      data: Array<{ id: string; connection: string; available: boolean }>;
     }>().data;
     expect(entries).toEqual([
-      expect.objectContaining({ id: 'tiny-local', provider: 'local', available: true }),
-      expect.objectContaining({ id: 'tiny-embed', provider: 'local', available: true }),
+      expect.objectContaining({ id: 'tiny-local', connection: 'local', available: true }),
+      expect.objectContaining({ id: 'tiny-embed', connection: 'local', available: true }),
     ]);
   });
 

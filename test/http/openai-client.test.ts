@@ -92,7 +92,7 @@ async function everythingReceived(list: readonly Exchange[]): Promise<string> {
 
 const user = (content: string): ChatCompletionMessageParam[] => [{ role: 'user', content }];
 
-describe('the official openai client against the platform', () => {
+describe.each(allDialects)('the official openai client on $name', (dialect) => {
   let harness: ChatHarness;
   let rootUrl: string;
   /** A platform key with exactly what these calls need. */
@@ -100,7 +100,7 @@ describe('the official openai client against the platform', () => {
   let modelsOnlyKey: string;
 
   beforeAll(async () => {
-    harness = await startChatHarness({ dialect: allDialects[0]! });
+    harness = await startChatHarness({ dialect });
     await harness.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = harness.app.server.address() as AddressInfo;
     rootUrl = `http://127.0.0.1:${port}`;
@@ -151,7 +151,7 @@ describe('the official openai client against the platform', () => {
         ['fake-backup', 'fake-chat', 'fake-embed', 'fake-slow', 'fake-small'].sort(),
       );
       for (const model of models) {
-        expect(model).toMatchObject({ object: 'model', owned_by: 'openai-compatible' });
+        expect(model).toMatchObject({ object: 'model', owned_by: 'OpenAI' });
         expect(Number.isInteger(model.created)).toBe(true);
       }
       expect(exchanges[0]!.url.pathname).toBe(`${prefix}/models`);
@@ -163,7 +163,7 @@ describe('the official openai client against the platform', () => {
       expect(model).toMatchObject({
         id: 'fake-chat',
         object: 'model',
-        owned_by: 'openai-compatible',
+        owned_by: 'OpenAI',
       });
       expect(exchanges[1]!.url.pathname).toBe(`${prefix}/models/fake-chat`);
 

@@ -438,6 +438,74 @@ describe.each(allDialects)('pipelines on $name', (dialect) => {
     expect(rest.executions.map((execution) => execution.id)).toEqual([ids[0]]);
   });
 
+  it('accepts the minimal layout nodes {id, position} and {id, x, y}, stored in one shape', async () => {
+    const layout = {
+      nodes: [
+        { id: 'a', position: { x: 0, y: 10 } },
+        { id: 'b', x: 260, y: 10 },
+        { id: 'c', x: 520, y: 10, type: 'output', data: { label: 'Report' }, width: 150 },
+      ],
+      edges: [
+        { source: 'a', target: 'b' },
+        { id: 'mine', source: 'b', target: 'c', animated: true },
+      ],
+      viewport: { x: 0, y: 0, zoom: 1 },
+    };
+    const created = await call('POST', '/v1/pipelines', {
+      name: 'drawn',
+      stages: threeStages(),
+      visual_layout: layout,
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const stored = {
+      nodes: [
+        { id: 'a', position: { x: 0, y: 10 } },
+        { id: 'b', position: { x: 260, y: 10 } },
+        {
+          id: 'c',
+          position: { x: 520, y: 10 },
+          type: 'output',
+          data: { label: 'Report' },
+          width: 150,
+        },
+      ],
+      edges: [
+        { id: 'edge_a_b', source: 'a', target: 'b' },
+        { id: 'mine', source: 'b', target: 'c', animated: true },
+      ],
+      viewport: { x: 0, y: 0, zoom: 1 },
+    };
+    expect(created.json<{ visual_layout: unknown }>().visual_layout).toEqual(stored);
+    const id = created.json<{ pipeline_id: string }>().pipeline_id;
+    const read = (await call('GET', `/v1/pipelines/${id}`)).json<{
+      pipeline: { visual_layout: unknown };
+    }>();
+    expect(read.pipeline.visual_layout).toEqual(stored);
+    // Edges are optional; PATCH takes the short form too.
+    const patched = await call('PATCH', `/v1/pipelines/${id}`, {
+      visual_layout: { nodes: [{ id: 'only', x: 1.5, y: -2 }] },
+    });
+    expect(patched.json<{ visual_layout: unknown }>().visual_layout).toEqual({
+      nodes: [{ id: 'only', position: { x: 1.5, y: -2 } }],
+      edges: [],
+    });
+  });
+
+  it.each([
+    [{ nodes: [{ id: 'a' }] }, 'visual_layout.nodes[0].position', 'missing_parameter'],
+    [{ nodes: [{ id: 'a', x: 1 }] }, 'visual_layout.nodes[0].position', 'missing_parameter'],
+    [
+      { nodes: [{ id: 'a', x: 0, y: 0 }], edges: [{ source: 'a', target: 'nowhere' }] },
+      'visual_layout.edges[0].target',
+      'invalid_parameter',
+    ],
+    [{ nodes: [{ id: 'a', x: 'left', y: 0 }] }, 'visual_layout.nodes[0].x', 'invalid_parameter'],
+  ])('refuses the layout %j naming %s', async (layout, param, code) => {
+    const response = await call('POST', '/v1/pipelines', { name: 'bad', visual_layout: layout });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.json<ErrorJson>().error).toMatchObject({ param, code });
+  });
+
   it('reads stages inside configuration, replaces them in order on update, and lays them out', async () => {
     const created = await call('POST', '/v1/pipelines', {
       name: 'editable',

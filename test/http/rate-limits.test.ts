@@ -1,30 +1,11 @@
 // Rate limits through the HTTP API: exact under concurrency, both windows, both stores, headers.
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects, redisTestUrl } from '../support/dialects.js';
 import { bearer, createKey, startTestApp, type TestApp } from '../support/test-app.js';
-import { Redis } from 'ioredis';
+import { redisReachable } from '../support/redis.js';
 
-const redisReachable = await (async () => {
-  const client = new Redis(redisTestUrl, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    return true;
-  } catch {
-    process.stdout.write(
-      `\n[rate-limit] Redis at ${redisTestUrl} is not reachable: HTTP Redis suite SKIPPED.\n`,
-    );
-    return false;
-  } finally {
-    client.disconnect();
-  }
-})();
+const withRedis = await redisReachable('rate limits over HTTP');
 
 const overrides = {
   rate_limits: {
@@ -36,24 +17,28 @@ const overrides = {
 };
 
 const stores = [{ store: 'memory', env: {} as Record<string, string> }];
-if (redisReachable) stores.push({ store: 'redis', env: { REDIS_URL: redisTestUrl } });
+if (withRedis) stores.push({ store: 'redis', env: { REDIS_URL: redisTestUrl } });
 
-describe.each(stores)('rate limits over HTTP ($store store)', ({ store, env }) => {
+// Every dialect with every store; one service each, and a fresh key (its own counters) per case.
+const cases = allDialects.flatMap((dialect) =>
+  stores.map((store) => ({ ...store, dialect, name: dialect.name })),
+);
+
+describe.each(cases)('rate limits over HTTP on $name ($store store)', ({ store, env, dialect }) => {
   const harnesses: TestApp[] = [];
-  afterAll(async () => {
-    for (const harness of harnesses.reverse()) await harness.close();
-  });
-  const start = async (database?: TestApp['database'], adminKey?: string) => {
-    const harness = await startTestApp({
-      dialect: allDialects[0]!,
+  let shared: TestApp;
+  beforeAll(async () => {
+    shared = await startTestApp({
+      dialect,
       env,
       overrides,
       services: { rateLimitPrefix: `test-http-${randomBytes(6).toString('hex')}` },
-      ...(database === undefined ? {} : { database, adminKey }),
     });
-    harnesses.push(harness);
-    return harness;
-  };
+    harnesses.push(shared);
+  });
+  afterAll(async () => {
+    for (const harness of harnesses.reverse()) await harness.close();
+  });
 
   async function burst(harness: TestApp, key: string, count: number) {
     return Promise.all(
@@ -64,7 +49,7 @@ describe.each(stores)('rate limits over HTTP ($store store)', ({ store, env }) =
   }
 
   it('lets exactly 10 of 50 concurrent requests through a limit of 10 per minute', async () => {
-    const harness = await start();
+    const harness = shared;
     const { key } = await createKey(harness.app, harness.adminKey, {
       scopes: ['models:read'],
       tier: 'minute10',
@@ -92,7 +77,7 @@ describe.each(stores)('rate limits over HTTP ($store store)', ({ store, env }) =
   });
 
   it('lets exactly 10 of 50 concurrent requests through a limit of 10 per day', async () => {
-    const harness = await start();
+    const harness = shared;
     const { key } = await createKey(harness.app, harness.adminKey, {
       scopes: ['models:read'],
       tier: 'day10',
@@ -113,7 +98,7 @@ describe.each(stores)('rate limits over HTTP ($store store)', ({ store, env }) =
   });
 
   it('sends the contract headers on every authenticated response', async () => {
-    const harness = await start();
+    const harness = shared;
     const { key } = await createKey(harness.app, harness.adminKey, {
       scopes: ['models:read'],
       tier: 'minute10',
@@ -135,10 +120,10 @@ describe.each(stores)('rate limits over HTTP ($store store)', ({ store, env }) =
 
   if (store === 'redis') {
     it('shares one count between two instances', async () => {
-      const first = await start();
+      const first = shared;
       const prefix = `test-http-shared-${randomBytes(6).toString('hex')}`;
       const a = await startTestApp({
-        dialect: allDialects[0]!,
+        dialect,
         env,
         overrides,
         services: { rateLimitPrefix: prefix },
@@ -146,7 +131,7 @@ describe.each(stores)('rate limits over HTTP ($store store)', ({ store, env }) =
         adminKey: first.adminKey,
       });
       const b = await startTestApp({
-        dialect: allDialects[0]!,
+        dialect,
         env,
         overrides,
         services: { rateLimitPrefix: prefix },

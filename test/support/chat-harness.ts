@@ -82,16 +82,35 @@ export function fakeModelCatalog(baseUrl: string) {
 export interface ChatHarnessOptions extends Omit<TestAppOptions, 'dialect'> {
   dialect: DialectUnderTest;
   upstream?: FakeUpstreamOptions;
+  /** Models added to the fake catalog (for example this machine's speech engines). */
+  extraModels?: ReadonlyArray<Record<string, unknown>>;
 }
+
+/** The speech engines that need no download: espeak-ng always, PocketSphinx when installed. */
+export const offlineSpeechModels = [
+  {
+    name: 'pocketsphinx-en-us',
+    provider: 'pocketsphinx',
+    model: 'en-us',
+    type: 'transcription',
+    languages: ['en-US'],
+  },
+  { name: 'espeak-ng', provider: 'espeak-ng', type: 'speech', default_voice: 'en-us' },
+] as const;
 
 /** Starts a fake upstream and the platform configured to use it (as a config file would). */
 export async function startChatHarness(options: ChatHarnessOptions): Promise<ChatHarness> {
   const upstream = await startFakeUpstream({ requireApiKey: upstreamSecret, ...options.upstream });
+  const catalog = fakeModelCatalog(upstream.baseUrl);
   const harness = await startTestApp({
     ...options,
     env: { FAKE_UPSTREAM_KEY: upstreamSecret, ...options.env },
     overrides: {
-      ...fakeModelCatalog(upstream.baseUrl),
+      ...catalog,
+      models: [
+        ...catalog.models,
+        ...((options.extraModels ?? []) as unknown as typeof catalog.models),
+      ],
       // Generous limits: these suites test chat, not rate limiting.
       rate_limits: {
         default_tier: 'test',

@@ -1,10 +1,12 @@
-// The databases every storage suite runs against: SQLite always, PostgreSQL whenever one answers.
+// The databases every storage suite runs against: SQLite always, PostgreSQL whenever one answers
+// (and always under CI, where a PostgreSQL that does not answer fails the run).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
 import pg from 'pg';
+import { serviceMissing } from './required-services.js';
 
 export const postgresAdminUrl =
   process.env.TEST_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/test`;
@@ -50,20 +52,27 @@ const sqlite: DialectUnderTest = {
   },
 };
 
-/** Each PostgreSQL test database is a fresh schema, selected through the connection's search_path. */
+/**
+ * Each PostgreSQL test database is a fresh schema, selected through the connection's search_path,
+ * inside the run's own database when global-setup.ts made one (then the schema stays until the
+ * run's database is dropped, so no schema disappears under another file's migrations).
+ */
 const postgres: DialectUnderTest = {
   name: 'postgres',
   async create() {
+    const runUrl = process.env.TEST_POSTGRES_RUN_URL;
+    const databaseUrl = runUrl ?? postgresAdminUrl;
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: postgresAdminUrl });
+    const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
     await admin.query(`create schema ${schema}`);
     await admin.end();
-    const url = new URL(postgresAdminUrl);
+    const url = new URL(databaseUrl);
     url.searchParams.set('options', `-c search_path=${schema}`);
     return {
       url: url.toString(),
       async drop() {
+        if (runUrl !== undefined) return;
         const cleaner = new pg.Client({ connectionString: postgresAdminUrl });
         await cleaner.connect();
         await cleaner.query(`drop schema if exists ${schema} cascade`);
@@ -75,16 +84,17 @@ const postgres: DialectUnderTest = {
 
 let cached: Promise<DialectUnderTest[]> | undefined;
 
-/** SQLite, plus PostgreSQL when reachable; a skipped dialect is printed, never silent. */
+/** SQLite, plus PostgreSQL when reachable; a skipped dialect is printed, and under CI it throws. */
 export function dialectsUnderTest(): Promise<DialectUnderTest[]> {
   cached ??= postgresReachable().then((reachable) => {
-    if (!reachable) {
-      process.stdout.write(
-        `\n[dialects] PostgreSQL at ${postgresAdminUrl} is not reachable: PostgreSQL suites are SKIPPED (set TEST_POSTGRES_URL).\n`,
-      );
-      return [sqlite];
-    }
-    return [sqlite, postgres];
+    if (reachable) return [sqlite, postgres];
+    serviceMissing(
+      'PostgreSQL',
+      postgresAdminUrl,
+      'every PostgreSQL suite',
+      'Start it (database `test`, trust auth) or set TEST_POSTGRES_URL.',
+    );
+    return [sqlite];
   });
   return cached;
 }

@@ -56,8 +56,22 @@ export interface HangBehaviour {
   kind: 'hang';
 }
 
+/**
+ * A broken answer with status 200: not streaming, the JSON body cut in half; streaming,
+ * `afterChunks` good events, then one whose data is not JSON, then the rest.
+ */
+export interface MalformedBehaviour {
+  kind: 'malformed';
+  afterChunks: number;
+}
+
 export type UpstreamBehaviour =
-  ReplyBehaviour | ErrorBehaviour | DelayBehaviour | CutBehaviour | HangBehaviour;
+  | ReplyBehaviour
+  | ErrorBehaviour
+  | DelayBehaviour
+  | CutBehaviour
+  | HangBehaviour
+  | MalformedBehaviour;
 
 export type UpstreamEndpoint = 'chat' | 'embeddings' | 'models';
 
@@ -460,7 +474,10 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     };
   };
 
-  const replyChat = async (exchange: Exchange, behaviour: ReplyBehaviour | CutBehaviour) => {
+  const replyChat = async (
+    exchange: Exchange,
+    behaviour: ReplyBehaviour | CutBehaviour | MalformedBehaviour,
+  ) => {
     const { body } = exchange;
     const reply = composeReply(body, behaviour.kind === 'reply' ? behaviour : { kind: 'reply' });
     const id = nextId('chatcmpl-');
@@ -469,7 +486,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
 
     if (!exchange.record.stream) {
       if (behaviour.kind === 'cut') return cutNow(exchange);
-      sendJson(exchange, 200, {
+      const answer = {
         id,
         object: 'chat.completion',
         created,
@@ -485,7 +502,18 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         usage: reply.usage,
         service_tier: 'default',
         system_fingerprint: systemFingerprint,
-      });
+      };
+      if (behaviour.kind === 'malformed') {
+        const text = JSON.stringify(answer);
+        exchange.record.status = 200;
+        exchange.response.writeHead(200, {
+          'content-type': 'application/json',
+          ...commonHeaders(exchange),
+        });
+        exchange.response.end(text.slice(0, Math.floor(text.length / 2)));
+        return;
+      }
+      sendJson(exchange, 200, answer);
       return;
     }
 
@@ -527,6 +555,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       ...commonHeaders(exchange),
     });
 
+    if (behaviour.kind === 'malformed') {
+      events.splice(Math.max(0, behaviour.afterChunks), 0, 'data: {"id": "broken", "choi\n\n');
+    }
     if (behaviour.kind === 'cut') {
       const sent = events.slice(0, Math.max(0, behaviour.afterChunks));
       // An empty write still sends the headers, and its callback says they reached the socket.
@@ -631,6 +662,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         if (!(await abortableSleep(behaviour.ms, exchange.signal))) return;
         return behave(exchange, behaviour.then ?? defaultBehaviour);
       case 'cut':
+        if (exchange.route.endpoint === 'chat') return replyChat(exchange, behaviour);
+        return cutNow(exchange);
+      case 'malformed':
         if (exchange.route.endpoint === 'chat') return replyChat(exchange, behaviour);
         return cutNow(exchange);
       case 'hang':

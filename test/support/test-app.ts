@@ -5,12 +5,16 @@ import { generateApiKey } from '../../src/auth/api-key-format.js';
 import type { LoadConfigOptions } from '../../src/config/load-config.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { App } from '../../src/http/types.js';
-import { createServices, type ServiceOverrides, type Services } from '../../src/services.js';
+import {
+  createServices,
+  type ServiceContainer,
+  type ServiceOverrides,
+} from '../../src/services.js';
 import type { DialectUnderTest, TestDatabase } from './dialects.js';
 
 export interface TestApp {
   app: App;
-  services: Services;
+  services: ServiceContainer;
   adminKey: string;
   database: TestDatabase;
   close(): Promise<void>;
@@ -32,6 +36,8 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   const config = loadConfig({
     env: {
       DATABASE_URL: database.url,
+      // System programs (PocketSphinx) are found on the PATH, as the service's would be.
+      PATH: process.env.PATH ?? '',
       LOG_LEVEL: 'silent',
       PLATFORM_ADMIN_KEY: adminKey,
       ...options.env,

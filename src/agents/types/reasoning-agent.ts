@@ -1,8 +1,12 @@
 // ReasoningAgent: works a problem in explicit steps and concludes, through structured output
-// (a JSON Schema the model is constrained to where the back-end can, and always validated).
+// (a JSON Schema the model is constrained to where the back-end can, and always validated); a
+// model that answers in plain text anyway has its answer split into steps and a conclusion.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import Type from 'typebox';
 import { MissingParameterError } from '../../errors/app-error.js';
+import { markdownLine } from '../../text/markdown-text.js';
+import { plainTextBlocks } from '../../text/plain-text.js';
+import { splitSentences } from '../../text/sentences.js';
 import type { AgentType } from '../agent-type.js';
 
 export interface ReasoningConfiguration {
@@ -63,11 +67,46 @@ function answerSchema(configuration: ReasoningConfiguration): JSONSchema7 {
   };
 }
 
+export interface ReasoningAnswer {
+  steps: string[];
+  conclusion: string;
+}
+
+// A line or sentence that states the conclusion; a label followed by a colon is not part of it.
+const conclusionLabel =
+  /^(?:(?:in )?conclusion|(?:final )?answer|result|therefore|thus|hence|so)\b\s*([:：]?)\s*/i;
+
+/**
+ * A plain-text answer read as steps and a conclusion: its paragraphs and list items (a single
+ * paragraph: its sentences) are the steps; the conclusion is the last one labelled as such
+ * ("Conclusion:", "Answer:", "Therefore …"), else the last one.
+ */
+export function parseReasoningText(text: string): ReasoningAnswer {
+  const blocks = plainTextBlocks(text)
+    .map((block) => markdownLine(block.text))
+    .filter((block) => block !== '');
+  const units = blocks.length === 1 ? splitSentences(blocks[0]!) : blocks;
+  if (units.length === 0) return { steps: [], conclusion: text.trim() };
+  let index = units.findLastIndex((unit) => conclusionLabel.test(unit));
+  if (index === -1) index = units.length - 1;
+  const unit = units[index]!;
+  const label = conclusionLabel.exec(unit);
+  // "Conclusion:" takes its label off; "Therefore, …" is a sentence of its own.
+  let conclusion = label !== null && label[1] !== '' ? unit.slice(label[0].length) : unit;
+  let after = units.slice(index + 1);
+  if (conclusion === '') {
+    // A "Conclusion:" line alone: what follows it is the conclusion.
+    conclusion = after.join(' ');
+    after = [];
+  }
+  return { steps: [...units.slice(0, index), ...after], conclusion: conclusion || unit };
+}
+
 export const reasoningAgent: AgentType<ReasoningConfiguration> = {
   id: 'ReasoningAgent',
   name: 'Reasoning agent',
   description:
-    'Works a problem through explicit, numbered steps and states a conclusion. Needs a model; the answer is structured output ({steps, conclusion}).',
+    'Works a problem through explicit, numbered steps and states a conclusion. Needs a model; the answer is structured output ({steps, conclusion, structured: true}). A model that answers in plain text despite the schema (some OpenAI-compatible servers ignore it) is asked once more, then its text is split into steps and a conclusion, flagged `structured: false` with a `notice`.',
   capabilities: ['logical_reasoning', 'problem_solving'],
   configurationSchema,
   parametersSchema,
@@ -90,7 +129,7 @@ export const reasoningAgent: AgentType<ReasoningConfiguration> = {
             .join('\n')}`;
     const contextText =
       typeof parameters.context === 'string' ? `\n\nContext:\n${parameters.context}` : '';
-    const answer = await context.models.object<{ steps: string[]; conclusion: string }>(
+    const answer = await context.models.structured<ReasoningAnswer>(
       {
         system: [
           'You reason carefully and explicitly. Break the problem into steps; each step states what it establishes and why. Do not skip steps or assert what you have not shown. Then give a conclusion that follows from the steps.',
@@ -104,16 +143,24 @@ export const reasoningAgent: AgentType<ReasoningConfiguration> = {
       },
       answerSchema(configuration),
     );
+    if (!answer.structured) {
+      return {
+        ...parseReasoningText(answer.text),
+        structured: false,
+        notice: `${answer.reason}. The steps and conclusion were read from its plain-text answer.`,
+      };
+    }
     return {
       steps:
         steps === undefined
-          ? answer.steps
-          : answer.steps.map((text, index) =>
+          ? answer.value.steps
+          : answer.value.steps.map((text, index) =>
               text.toLowerCase().startsWith(steps[index]!.toLowerCase())
                 ? text
                 : `${steps[index]!}: ${text}`,
             ),
-      conclusion: answer.conclusion,
+      conclusion: answer.value.conclusion,
+      structured: true,
     };
   },
 };

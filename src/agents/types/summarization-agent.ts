@@ -1,11 +1,12 @@
 // SummarizationAgent: a summary and key points of a text. A model writes them when one is
-// available; otherwise sentences are selected by TextRank, and the result says `method:
-// 'extractive'` so nobody takes it for a written summary.
+// available and answers in the expected structure; otherwise sentences are selected by TextRank,
+// and the result says `method: 'extractive'` (with a notice saying why) so nobody takes it for a
+// written summary.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import Type from 'typebox';
 import { MissingParameterError } from '../../errors/app-error.js';
 import type { AgentType } from '../agent-type.js';
-import { summarize } from '../text/textrank.js';
+import { summarize } from '../../text/textrank.js';
 
 const formats = ['paragraph', 'bullets', 'json'] as const;
 const lengths = ['short', 'medium', 'long'] as const;
@@ -40,7 +41,7 @@ const options = {
     methods.map((method) => Type.Literal(method)),
     {
       description:
-        'auto: the model when one is available, else extractive; model: fail without one; extractive: never a model.',
+        'auto: the model when one is available, else extractive; model: fail without one; extractive: never a model. A model whose answer misses the structure twice gives an extractive summary with a notice.',
     },
   ),
 };
@@ -66,11 +67,15 @@ const parametersSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const extractiveNotice =
+  'Extractive summary: sentences selected from the text by TextRank, not written by a model.';
+
 function shaped(
   settings: SummarizationConfiguration,
   summary: string,
   keyPoints: string[],
   method: 'model' | 'extractive',
+  notice = extractiveNotice,
 ) {
   return {
     summary:
@@ -83,12 +88,7 @@ function shaped(
     ...(settings.output_format === 'json'
       ? { structured: { summary, key_points: keyPoints } }
       : {}),
-    ...(method === 'extractive'
-      ? {
-          notice:
-            'Extractive summary: sentences selected from the text by TextRank, not written by a model.',
-        }
-      : {}),
+    ...(method === 'extractive' ? { notice } : {}),
   };
 }
 
@@ -110,15 +110,12 @@ export const summarizationAgent: AgentType<SummarizationConfiguration> = {
     const text = input.query ?? '';
     const useModel =
       settings.method === 'model' || (settings.method === 'auto' && context.models.available());
-    if (!useModel) {
+    const extractive = (notice?: string) => {
       const extract = summarize(text, { sentences: sentencesFor[settings.length] });
-      return shaped(
-        settings,
-        extract.summary,
-        extract.keyPoints.slice(0, settings.key_points),
-        'extractive',
-      );
-    }
+      const keyPoints = extract.keyPoints.slice(0, settings.key_points);
+      return shaped(settings, extract.summary, keyPoints, 'extractive', notice);
+    };
+    if (!useModel) return extractive();
     if (!context.models.available()) throw context.models.unavailableError('SummarizationAgent');
     const schema: JSONSchema7 = {
       type: 'object',
@@ -134,7 +131,7 @@ export const summarizationAgent: AgentType<SummarizationConfiguration> = {
       required: ['summary', 'key_points'],
       additionalProperties: false,
     };
-    const answer = await context.models.object<{ summary: string; key_points: string[] }>(
+    const answer = await context.models.structured<{ summary: string; key_points: string[] }>(
       {
         system: [
           'You summarise texts faithfully: keep the main claims, numbers and conclusions; add nothing that is not in the text; write in the language of the text.',
@@ -148,6 +145,9 @@ export const summarizationAgent: AgentType<SummarizationConfiguration> = {
       },
       schema,
     );
-    return shaped(settings, answer.summary.trim(), answer.key_points, 'model');
+    if (!answer.structured) {
+      return extractive(`${extractiveNotice} ${answer.reason}.`);
+    }
+    return shaped(settings, answer.value.summary.trim(), answer.value.key_points, 'model');
   },
 };

@@ -1,5 +1,8 @@
 // The plumbing every search provider shares: JSON requests with a timeout and errors that carry
 // neither answer bodies nor keys, and the normalisation of results to {title, url, snippet}.
+import { truncateText } from '../../text/cut.js';
+import { htmlFragmentText } from '../../text/html-text.js';
+
 export const searchProviderNames = ['searxng', 'brave', 'tavily'] as const;
 export type SearchProviderName = (typeof searchProviderNames)[number];
 
@@ -70,29 +73,11 @@ export function endpoint(base: string, path: string): URL {
   return new URL(path, base.endsWith('/') ? base : `${base}/`);
 }
 
-const namedEntities: Readonly<Record<string, string>> = {
-  amp: '&',
-  lt: '<',
-  gt: '>',
-  quot: '"',
-  apos: "'",
-  nbsp: ' ',
-};
-
 /** Snippets may carry highlighting (<strong>) and entities; the agent wants plain text. */
 function plainText(value: unknown, maxChars: number): string {
   if (typeof value !== 'string') return '';
-  const text = value
-    .replace(/<\/?[a-z][^>]*>/gi, '')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, name: string) => {
-      const lower = name.toLowerCase();
-      if (!lower.startsWith('#')) return namedEntities[lower] ?? entity;
-      const code = lower.startsWith('#x') ? parseInt(lower.slice(2), 16) : Number(lower.slice(1));
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
-    })
-    .replace(/\s+/g, ' ')
-    .trim();
-  return text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text;
+  const text = htmlFragmentText(value);
+  return text.length > maxChars ? `${truncateText(text, maxChars - 1).text}…` : text;
 }
 
 function httpUrl(value: unknown): string | null {

@@ -2,7 +2,7 @@
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import type { Services } from '../../services.js';
-import { PageQuerySchema, Timestamp } from '../schemas/common.js';
+import { commonParameters, PageQuerySchema, PageSchema, Timestamp } from '../schemas/common.js';
 import type { App } from '../types.js';
 
 const AccountSchema = Type.Object({
@@ -25,9 +25,11 @@ export function accountRoutes(app: App, services: Services): void {
           "Creates an account and its first admin key. `admin_key` is shown only in this response. Keys of the new account see only the new account's objects.",
         body: Type.Object(
           {
+            ...commonParameters(),
             name: Type.String({ minLength: 1, maxLength: 200 }),
             tier: Type.Optional(
               Type.String({
+                maxLength: 64,
                 description: "Rate-limit tier of the first admin key. Default: 'free'.",
               }),
             ),
@@ -70,12 +72,7 @@ export function accountRoutes(app: App, services: Services): void {
         summary: 'List accounts',
         querystring: PageQuerySchema,
         response: {
-          200: Type.Object({
-            accounts: Type.Array(AccountSchema),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
+          200: PageSchema('accounts', AccountSchema),
         },
       },
     },

@@ -1,12 +1,21 @@
-// Agent types, agents (create, list, read, change, delete), their execution, and execution records.
+// Agent types, agents (create, list, read, change, delete) and their execution.
 import Type from 'typebox';
+import type { Agent } from '../../agents/agent.js';
 import type { AgentExecutionResponse } from '../../agents/agent-executor.js';
+import type { AgentView } from '../../agents/agent-service.js';
 import { access } from '../../auth/scopes.js';
 import type { Services } from '../../services.js';
-import type { Agent } from '../../storage/repositories/agents.repository.js';
-import { NullableTimestamp, PageQuerySchema, Timestamp } from '../schemas/common.js';
+import {
+  commonParameters,
+  ModelNameSchema,
+  ObjectIdSchema,
+  PageQuerySchema,
+  PageSchema,
+  Timestamp,
+  UserIdSchema,
+} from '../schemas/common.js';
 import { clientGoneSignal } from '../streaming.js';
-import { StageRecordSchema, executionToJson } from './execution-json.js';
+import { ExecutionErrorSchema } from './execution-json.js';
 import { principalOf, type App } from '../types.js';
 
 const AgentIdParams = Type.Object({ agent_id: Type.String({ maxLength: 100 }) });
@@ -28,38 +37,20 @@ const AgentFields = {
 const AgentSchema = Type.Object({
   ...AgentFields,
   configuration: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'Keys depend on the type: see GET /v1/agent-types (configuration_schema).',
+    description:
+      "Keys depend on the type: see GET /v1/agent-types (configuration_schema). Another account's public agent is shown without its owner's private keys (see hidden_configuration_keys).",
   }),
+  hidden_configuration_keys: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        "On another account's public agent: the configuration keys left out as the owner's private business — RetrievalAgent's knowledge_base_ids, every type's instructions, and any key naming a secret (token, password, api_key, …).",
+    }),
+  ),
 });
 
 const AgentListEntrySchema = Type.Object(AgentFields);
 
-const ExecutionErrorSchema = Type.Object(
-  { message: Type.String(), type: Type.String(), code: Type.String() },
-  { additionalProperties: true },
-);
-
-const ExecutionSchema = Type.Object({
-  id: Type.String({ description: 'exec_…' }),
-  kind: Type.Union([Type.Literal('agent'), Type.Literal('pipeline')]),
-  agent_id: Type.Union([Type.String(), Type.Null()]),
-  pipeline_id: Type.Union([Type.String(), Type.Null()]),
-  conversation_id: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]),
-  created_at: Timestamp(),
-  completed_at: NullableTimestamp(),
-  execution_time_ms: Type.Union([Type.Integer(), Type.Null()]),
-  tokens_used: Type.Integer(),
-  error: Type.Optional(Type.String({ description: 'Present when the execution failed.' })),
-  error_detail: Type.Optional(ExecutionErrorSchema),
-  input: Type.Record(Type.String(), Type.Unknown()),
-  output: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-  stages: Type.Array(StageRecordSchema, {
-    description: 'The stages of a pipeline execution, in order; empty for an agent execution.',
-  }),
-});
-
-export function agentToJson(agent: Agent, callerAccountId: string) {
+function agentToJson(agent: Agent, owned: boolean) {
   return {
     id: agent.id,
     name: agent.name,
@@ -67,11 +58,23 @@ export function agentToJson(agent: Agent, callerAccountId: string) {
     agent_type: agent.agentType,
     model_id: agent.modelId,
     is_public: agent.isPublic,
-    owned: agent.accountId === callerAccountId,
+    owned,
     created_at: agent.createdAt,
     updated_at: agent.updatedAt,
   };
 }
+
+/** An agent with the configuration its caller may see. */
+function agentDetail(view: AgentView) {
+  return {
+    ...agentToJson(view.agent, view.owned),
+    configuration: view.configuration,
+    ...(view.hiddenKeys.length === 0 ? {} : { hidden_configuration_keys: view.hiddenKeys }),
+  };
+}
+
+const commonOnAgents =
+  'The spec’s common parameters `user_id`, `conversation_id` and `model` are accepted and not used here (`model_id` is the agent’s model; `model` on execute replaces it for one run).';
 
 function executionResponse(response: AgentExecutionResponse) {
   return {
@@ -99,7 +102,7 @@ export function agentRoutes(app: App, services: Services): void {
   app.get(
     '/v1/agent-types',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'listAgentTypes',
         tags: ['Agents'],
@@ -137,7 +140,7 @@ export function agentRoutes(app: App, services: Services): void {
   app.get(
     '/v1/agents',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'listAgents',
         tags: ['Agents'],
@@ -146,12 +149,7 @@ export function agentRoutes(app: App, services: Services): void {
           "The account's agents and every public agent, newest first, without their configuration.",
         querystring: PageQuerySchema,
         response: {
-          200: Type.Object({
-            agents: Type.Array(AgentListEntrySchema),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
+          200: PageSchema('agents', AgentListEntrySchema),
         },
       },
     },
@@ -160,7 +158,7 @@ export function agentRoutes(app: App, services: Services): void {
       const { limit, offset } = request.query;
       const page = await services.agents.list(accountId, { limit, offset });
       return {
-        agents: page.agents.map((agent) => agentToJson(agent, accountId)),
+        agents: page.agents.map((agent) => agentToJson(agent, agent.accountId === accountId)),
         total: page.total,
         limit,
         offset,
@@ -171,15 +169,17 @@ export function agentRoutes(app: App, services: Services): void {
   app.post(
     '/v1/agents',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'createAgent',
         tags: ['Agents'],
         summary: 'Create an agent',
         description:
-          "`configuration` is validated against the type's schema (components `<Type>Configuration`): an unknown key or a wrong type is a 400 naming `configuration.<key>`; defaults are filled in. `model_id` must name a chat model of the catalog.",
+          "`configuration` is validated against the type's schema (components `<Type>Configuration`): an unknown key or a wrong type is a 400 naming `configuration.<key>`; defaults are filled in. `model_id` must name a chat model of the catalog. RetrievalAgent's `knowledge_base_ids` must be knowledge bases of the account: another account's (or an unknown one) is a 404 naming `configuration.knowledge_base_ids[i]`. " +
+          commonOnAgents,
         body: Type.Object(
           {
+            ...commonParameters(),
             name: Type.String({ minLength: 1, maxLength: 200 }),
             agent_type: Type.String({ maxLength: 64 }),
             configuration: Type.Record(Type.String(), Type.Unknown()),
@@ -203,20 +203,20 @@ export function agentRoutes(app: App, services: Services): void {
         modelId: body.model_id,
         isPublic: body.is_public,
       });
-      return reply
-        .code(201)
-        .send({ ...agentToJson(agent, accountId), configuration: agent.configuration });
+      return reply.code(201).send(agentDetail(services.agents.view(agent, accountId)));
     },
   );
 
   app.get(
     '/v1/agents/:agent_id',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'getAgent',
         tags: ['Agents'],
         summary: 'Get an agent',
+        description:
+          "The account's own agent with its whole configuration; another account's public agent without its owner's private configuration keys (`hidden_configuration_keys` lists them).",
         params: AgentIdParams,
         response: { 200: AgentSchema },
       },
@@ -224,12 +224,13 @@ export function agentRoutes(app: App, services: Services): void {
     async (request) => {
       const { accountId } = principalOf(request);
       const agent = await services.agents.get(accountId, request.params.agent_id);
-      return { ...agentToJson(agent, accountId), configuration: agent.configuration };
+      return agentDetail(services.agents.view(agent, accountId));
     },
   );
 
   const UpdateBody = Type.Object(
     {
+      ...commonParameters(),
       name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
       description: Type.Optional(Type.String({ maxLength: 5000 })),
       configuration: Type.Optional(
@@ -246,13 +247,14 @@ export function agentRoutes(app: App, services: Services): void {
     app[method](
       '/v1/agents/:agent_id',
       {
-        config: { access: access.scopes('agents:write') },
+        config: { access: access.scopes('agents:write'), feature: 'agent_orchestration' },
         schema: {
           operationId: method === 'patch' ? 'updateAgent' : 'replaceAgentFields',
           tags: ['Agents'],
           summary: method === 'patch' ? 'Change an agent' : 'Change an agent (PUT, same as PATCH)',
           description:
-            "Only the given fields change. Another account's public agent answers 403: it can be read and executed, not changed.",
+            "Only the given fields change. Another account's public agent answers 403: it can be read and executed, not changed. A `configuration` naming another account's knowledge base answers 404. " +
+            commonOnAgents,
           params: AgentIdParams,
           body: UpdateBody,
           response: { 200: AgentSchema },
@@ -268,7 +270,7 @@ export function agentRoutes(app: App, services: Services): void {
           modelId: body.model_id,
           isPublic: body.is_public,
         });
-        return { ...agentToJson(agent, accountId), configuration: agent.configuration };
+        return agentDetail(services.agents.view(agent, accountId));
       },
     );
   }
@@ -276,13 +278,21 @@ export function agentRoutes(app: App, services: Services): void {
   app.delete(
     '/v1/agents/:agent_id',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'deleteAgent',
         tags: ['Agents'],
         summary: 'Delete an agent',
-        description: 'Its execution records stay readable.',
+        description:
+          'Its execution records stay readable. While pipelines have a stage running it, the answer is 409 `conflict` naming them (`pipelines`: the account’s own, by id and name; `other_accounts_pipelines`: how many of other accounts use it, when it is public) and nothing is deleted. With `?force=true` it is deleted anyway: those pipelines are kept unchanged, and their runs fail at that stage with `not_found` ("agent … no longer exists") until the stage is changed.',
         params: AgentIdParams,
+        querystring: Type.Object({
+          force: Type.Boolean({
+            default: false,
+            description:
+              'Delete even while pipelines use the agent (their runs then fail at its stage).',
+          }),
+        }),
         response: {
           200: Type.Object({ success: Type.Boolean(), message: Type.String(), id: Type.String() }),
         },
@@ -290,7 +300,9 @@ export function agentRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const id = request.params.agent_id;
-      await services.agents.delete(principalOf(request).accountId, id);
+      await services.agents.delete(principalOf(request).accountId, id, {
+        force: request.query.force,
+      });
       return { success: true, message: `Agent '${id}' deleted.`, id };
     },
   );
@@ -298,13 +310,13 @@ export function agentRoutes(app: App, services: Services): void {
   app.post(
     '/v1/agents/:agent_id/execute',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'executeAgent',
         tags: ['Agents'],
         summary: 'Execute an agent',
         description:
-          "`query` is the main input; `parameters` are per-run options (validated against the type's parameters_schema); StructureAgent also takes `data` (an array of objects or a CSV string) and WebAgent `urls`. Bad input is a 400 and nothing is recorded. Every run is recorded (GET /v1/executions/{execution_id}); a run that fails answers 200 with `success: false` and the error.",
+          "The body is free-form, as the spec has it. `query` is the main input; `parameters` are per-run options (validated against the type's parameters_schema: an unknown parameter is a 400); StructureAgent also takes `data` (an array of objects or a CSV string) and WebAgent `urls`. `model` replaces the agent's model for this run (a chat model of the catalog, else 400 `unknown_model`); `user_id` and `conversation_id` (a conversation of the account — and of that user, when given — else 404) are recorded on the execution. Any other key is kept in the execution's recorded `input`. Bad input is a 400 and nothing is recorded; every run is recorded (GET /v1/executions/{execution_id}); a run that fails answers 200 with `success: false` and the error.",
         params: AgentIdParams,
         body: Type.Object(
           {
@@ -319,9 +331,17 @@ export function agentRoutes(app: App, services: Services): void {
             urls: Type.Optional(
               Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 20 }),
             ),
-            conversation_id: Type.Optional(Type.String({ maxLength: 100 })),
+            conversation_id: Type.Optional(
+              ObjectIdSchema('A conversation of the account the run belongs to; recorded.'),
+            ),
+            user_id: Type.Optional(UserIdSchema('The user the run is for; recorded.')),
+            model: Type.Optional(ModelNameSchema("Replaces the agent's model for this run.")),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: true,
+            maxProperties: 100,
+            description: 'Keys besides these are kept in the recorded input.',
+          },
         ),
         response: {
           200: Type.Object({
@@ -344,33 +364,8 @@ export function agentRoutes(app: App, services: Services): void {
           request.params.agent_id,
           request.body,
           clientGoneSignal(reply),
+          principalOf(request).keyId,
         ),
       ),
-  );
-
-  app.get(
-    '/v1/executions/:execution_id',
-    {
-      config: { access: access.scopes('agents:read') },
-      schema: {
-        operationId: 'getExecution',
-        tags: ['Agents', 'Pipelines'],
-        summary: 'Get an execution',
-        description: 'An agent or pipeline execution with its input, output, error and stages.',
-        params: Type.Object({ execution_id: Type.String({ maxLength: 100 }) }),
-        response: { 200: Type.Object({ execution: ExecutionSchema }) },
-      },
-    },
-    async (request) => {
-      const execution = await services.agentExecutor.getExecution(
-        principalOf(request).accountId,
-        request.params.execution_id,
-      );
-      const stages =
-        execution.kind === 'pipeline'
-          ? await services.pipelineRepository.stagesOf(execution.id)
-          : [];
-      return { execution: executionToJson(execution, stages) };
-    },
   );
 }

@@ -1,9 +1,16 @@
 // API key administration within the caller's account: create, list, read, revoke.
 import Type from 'typebox';
 import { access, scopes } from '../../auth/scopes.js';
-import type { ApiKeyRecord } from '../../storage/repositories/api-keys.repository.js';
+import type { ApiKeyStatus } from '../../auth/api-key-service.js';
+import type { ApiKeyRecord } from '../../auth/api-key.js';
 import type { Services } from '../../services.js';
-import { NullableTimestamp, PageQuerySchema, Timestamp } from '../schemas/common.js';
+import {
+  commonParameters,
+  NullableTimestamp,
+  PageQuerySchema,
+  PageSchema,
+  Timestamp,
+} from '../schemas/common.js';
 import { principalOf, type App } from '../types.js';
 
 const ScopeSchema = Type.Enum(scopes, {
@@ -28,6 +35,10 @@ export const ApiKeySchema = Type.Object(
     last_used_at: NullableTimestamp('Updated at most once a minute.'),
     created_at: Timestamp(),
     revoked_at: NullableTimestamp('Set once when the key is revoked; revocation is permanent.'),
+    status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('revoked')], {
+      description:
+        'Whether the key works now: revoked (permanent), expired (past expires_at) or active.',
+    }),
   },
   { $id: 'ApiKey', title: 'ApiKey' },
 );
@@ -44,10 +55,14 @@ const CreatedApiKeySchema = Type.Object(
 
 const CreateApiKeyBody = Type.Object(
   {
+    ...commonParameters(),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     scopes: Type.Optional(Type.Array(ScopeSchema, { maxItems: 20, description: 'Default: none.' })),
     tier: Type.Optional(
-      Type.String({ description: "A configured rate-limit tier. Default: 'free'." }),
+      Type.String({
+        maxLength: 64,
+        description: "A configured rate-limit tier. Default: 'free'.",
+      }),
     ),
     allowed_ips: Type.Optional(
       Type.Array(Type.String({ maxLength: 64 }), {
@@ -66,7 +81,7 @@ const CreateApiKeyBody = Type.Object(
 
 const KeyIdParams = Type.Object({ key_id: Type.String({ maxLength: 100 }) });
 
-export function apiKeyToJson(record: ApiKeyRecord) {
+export function apiKeyToJson(record: ApiKeyRecord, status: ApiKeyStatus) {
   return {
     id: record.id,
     object: 'api_key' as const,
@@ -80,10 +95,12 @@ export function apiKeyToJson(record: ApiKeyRecord) {
     last_used_at: record.lastUsedAt,
     created_at: record.createdAt,
     revoked_at: record.revokedAt,
+    status,
   };
 }
 
 export function apiKeyRoutes(app: App, services: Services): void {
+  const toJson = (record: ApiKeyRecord) => apiKeyToJson(record, services.apiKeys.statusOf(record));
   app.post(
     '/v1/api-keys',
     {
@@ -99,16 +116,23 @@ export function apiKeyRoutes(app: App, services: Services): void {
       },
     },
     async (request, reply) => {
-      const { accountId } = principalOf(request);
+      const principal = principalOf(request);
       const body = request.body;
-      const created = await services.apiKeys.create(accountId, {
-        name: body.name,
-        ...(body.scopes === undefined ? {} : { scopes: body.scopes }),
-        ...(body.tier === undefined ? {} : { tier: body.tier }),
-        ...(body.allowed_ips === undefined ? {} : { allowedIps: body.allowed_ips }),
-        ...(body.expires_at === undefined ? {} : { expiresAt: body.expires_at }),
+      const created = await services.apiKeys.create(
+        principal.accountId,
+        {
+          name: body.name,
+          ...(body.scopes === undefined ? {} : { scopes: body.scopes }),
+          ...(body.tier === undefined ? {} : { tier: body.tier }),
+          ...(body.allowed_ips === undefined ? {} : { allowedIps: body.allowed_ips }),
+          ...(body.expires_at === undefined ? {} : { expiresAt: body.expires_at }),
+        },
+        principal,
+      );
+      return reply.code(201).send({
+        ...toJson(created.record),
+        key: created.key,
       });
-      return reply.code(201).send({ ...apiKeyToJson(created.record), key: created.key });
     },
   );
 
@@ -123,12 +147,7 @@ export function apiKeyRoutes(app: App, services: Services): void {
         description: "Keys of the caller's account, newest first, revoked ones included.",
         querystring: PageQuerySchema,
         response: {
-          200: Type.Object({
-            api_keys: Type.Array(ApiKeySchema),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
+          200: PageSchema('api_keys', ApiKeySchema),
         },
       },
     },
@@ -136,7 +155,12 @@ export function apiKeyRoutes(app: App, services: Services): void {
       const { accountId } = principalOf(request);
       const { limit, offset } = request.query;
       const page = await services.apiKeys.list(accountId, { limit, offset });
-      return { api_keys: page.keys.map(apiKeyToJson), total: page.total, limit, offset };
+      return {
+        api_keys: page.keys.map((record) => toJson(record)),
+        total: page.total,
+        limit,
+        offset,
+      };
     },
   );
 
@@ -154,7 +178,7 @@ export function apiKeyRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const { accountId } = principalOf(request);
-      return apiKeyToJson(await services.apiKeys.get(accountId, request.params.key_id));
+      return toJson(await services.apiKeys.get(accountId, request.params.key_id));
     },
   );
 
@@ -174,7 +198,7 @@ export function apiKeyRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const { accountId } = principalOf(request);
-      return apiKeyToJson(await services.apiKeys.revoke(accountId, request.params.key_id));
+      return toJson(await services.apiKeys.revoke(accountId, request.params.key_id));
     },
   );
 }

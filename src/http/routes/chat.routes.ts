@@ -1,10 +1,17 @@
 // POST /v1/chat: one turn of a stored conversation, answered as JSON or as the contract's
 // Server-Sent Events (start, delta…, end | error).
+import type { FastifyBaseLogger } from 'fastify';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import type { ChatOutcome, ChatStreamEvent } from '../../chat/chat-service.js';
 import type { Services } from '../../services.js';
-import { clientGoneSignal, sendEventStream, serverSentEvents } from '../streaming.js';
+import { maxTokensLimit } from '../schemas/common.js';
+import {
+  clientGoneSignal,
+  logStreamFailure,
+  sendEventStream,
+  serverSentEvents,
+} from '../streaming.js';
 import { principalOf, type App } from '../types.js';
 
 const UsageSchema = Type.Object({
@@ -63,13 +70,18 @@ export const ChatRequestSchema = Type.Object(
     model: Type.Optional(
       Type.String({
         maxLength: 256,
-        description: "Default: the conversation's model, else the service's default model.",
+        description:
+          "Default: the conversation's model, else the service's default model. `auto` lets the router choose among the catalog's chat models (routing policies apply); the answer's `model` names the one that answered.",
       }),
     ),
     stream: Type.Optional(Type.Boolean({ default: false })),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     max_tokens: Type.Optional(
-      Type.Integer({ minimum: 1, description: "At most the model's max_tokens; default: that." }),
+      Type.Integer({
+        minimum: 1,
+        maximum: maxTokensLimit,
+        description: "At most the model's max_tokens; default: that.",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -83,7 +95,7 @@ function usageJson(outcome: ChatOutcome) {
   };
 }
 
-async function* contractEvents(events: AsyncIterable<ChatStreamEvent>) {
+async function* contractEvents(events: AsyncIterable<ChatStreamEvent>, log: FastifyBaseLogger) {
   for await (const event of events) {
     switch (event.type) {
       case 'start':
@@ -110,6 +122,7 @@ async function* contractEvents(events: AsyncIterable<ChatStreamEvent>) {
         };
         break;
       case 'error':
+        logStreamFailure(log, event.error);
         yield { type: 'error', error: event.error.toBody().error };
         break;
     }
@@ -143,20 +156,31 @@ export function chatRoutes(app: App, services: Services): void {
     },
     async (request, reply) => {
       const body = request.body;
+      const signal = clientGoneSignal(reply);
+      // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
+      const routed = await services.routing.resolveChatModel({
+        caller: principalOf(request),
+        requestedModel: body.model,
+        messages: body.messages,
+        maxTokens: body.max_tokens,
+        conversationId: body.conversation_id ?? null,
+        signal,
+      });
       const chatRequest = {
         accountId: principalOf(request).accountId,
+        apiKeyId: principalOf(request).keyId,
         userId: body.user_id,
         conversationId: body.conversation_id ?? null,
         persist: true,
         messages: body.messages,
-        model: body.model,
+        model: routed.model,
         temperature: body.temperature,
-        maxTokens: body.max_tokens,
-        signal: clientGoneSignal(reply),
+        maxTokens: routed.maxTokens,
+        signal,
       };
       if (body.stream === true) {
         const events = await services.chat.openStream(chatRequest);
-        return sendEventStream(reply, serverSentEvents(contractEvents(events)));
+        return sendEventStream(reply, serverSentEvents(contractEvents(events, request.log)));
       }
       const outcome = await services.chat.complete(chatRequest);
       return reply.type('application/json; charset=utf-8').send({

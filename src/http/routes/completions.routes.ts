@@ -2,27 +2,45 @@
 // official clients work against root_url unchanged. With the extensions `user_id` or
 // `conversation_id` the turn is stored in a conversation like /v1/chat; without them it is a
 // stateless completion and nothing is stored.
+import type { FastifyBaseLogger } from 'fastify';
 import Type, { type Static } from 'typebox';
 import { access } from '../../auth/scopes.js';
 import type { ChatOutcome, ChatRequest, ChatStreamEvent } from '../../chat/chat-service.js';
 import { InvalidParameterError } from '../../errors/app-error.js';
 import type { ChatTurn, FinishReason } from '../../models/spec.js';
 import type { Services } from '../../services.js';
-import { clientGoneSignal, sendEventStream, serverSentEvents } from '../streaming.js';
+import { maxTokensLimit } from '../schemas/common.js';
+import {
+  clientGoneSignal,
+  logStreamFailure,
+  sendEventStream,
+  serverSentEvents,
+} from '../streaming.js';
 import { principalOf, type App } from '../types.js';
 
-const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String() });
+const TextPart = Type.Object({
+  type: Type.Literal('text'),
+  text: Type.String({ maxLength: 1_000_000 }),
+});
 
 const CompletionRequestSchema = Type.Object(
   {
     model: Type.Optional(
-      Type.String({ maxLength: 256, description: 'Default: the default model.' }),
+      Type.String({
+        maxLength: 256,
+        description:
+          'Default: the default model. `auto` lets the router choose among the catalog’s chat models (routing policies apply); `model` in the answer names the one that answered.',
+      }),
     ),
     messages: Type.Array(
       Type.Object({
-        role: Type.String({ description: 'system, developer, user or assistant.' }),
-        content: Type.Union([Type.String(), Type.Array(TextPart), Type.Null()]),
-        name: Type.Optional(Type.String()),
+        role: Type.String({ maxLength: 32, description: 'system, developer, user or assistant.' }),
+        content: Type.Union([
+          Type.String({ maxLength: 1_000_000 }),
+          Type.Array(TextPart, { maxItems: 100 }),
+          Type.Null(),
+        ]),
+        name: Type.Optional(Type.String({ maxLength: 256 })),
       }),
       { minItems: 1, maxItems: 1000 },
     ),
@@ -31,8 +49,12 @@ const CompletionRequestSchema = Type.Object(
       Type.Union([Type.Object({ include_usage: Type.Optional(Type.Boolean()) }), Type.Null()]),
     ),
     temperature: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 2 }), Type.Null()])),
-    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-    max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    max_tokens: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: maxTokensLimit }), Type.Null()]),
+    ),
+    max_completion_tokens: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: maxTokensLimit }), Type.Null()]),
+    ),
     n: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1 }), Type.Null()])),
     user_id: Type.Optional(
       Type.String({
@@ -77,7 +99,6 @@ const CompletionSchema = Type.Object(
       completion_tokens: Type.Integer(),
       total_tokens: Type.Integer(),
     }),
-    system_fingerprint: Type.Null(),
     conversation_id: Type.Optional(Type.String()),
     message_id: Type.Optional(Type.String()),
   },
@@ -122,6 +143,7 @@ function usageJson(outcome: ChatOutcome) {
 async function* completionChunks(
   events: AsyncIterable<ChatStreamEvent>,
   includeUsage: boolean,
+  log: FastifyBaseLogger,
 ): AsyncGenerator<unknown> {
   let id = '';
   let model = '';
@@ -131,9 +153,7 @@ async function* completionChunks(
     object: 'chat.completion.chunk',
     created,
     model,
-    system_fingerprint: null,
     choices,
-    ...(includeUsage ? { usage: null } : {}),
     ...extra,
   });
   for await (const event of events) {
@@ -172,6 +192,7 @@ async function* completionChunks(
         if (includeUsage) yield chunk([], { usage: usageJson(event.outcome) });
         break;
       case 'error':
+        logStreamFailure(log, event.error);
         // OpenAI's clients raise an API error for a chunk carrying `error`.
         yield event.error.toBody();
         return;
@@ -209,24 +230,36 @@ export function completionRoutes(app: App, services: Services): void {
         const persist = body.user_id !== undefined || body.conversation_id !== undefined;
         const maxTokensParam =
           body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
+        const messages = turnsOf(body);
+        const signal = clientGoneSignal(reply);
+        // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
+        const routed = await services.routing.resolveChatModel({
+          caller: principalOf(request),
+          requestedModel: body.model,
+          messages,
+          maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+          conversationId: body.conversation_id ?? null,
+          signal,
+        });
         const chatRequest: ChatRequest = {
           accountId: principalOf(request).accountId,
+          apiKeyId: principalOf(request).keyId,
           userId: body.user_id ?? null,
           conversationId: body.conversation_id ?? null,
           persist,
-          messages: turnsOf(body),
-          model: body.model,
+          messages,
+          model: routed.model,
           temperature: body.temperature ?? undefined,
-          maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+          maxTokens: routed.maxTokens,
           maxTokensParam,
-          signal: clientGoneSignal(reply),
+          signal,
         };
         if (body.stream === true) {
           const events = await services.chat.openStream(chatRequest);
           const includeUsage = body.stream_options?.include_usage === true;
           return sendEventStream(
             reply,
-            serverSentEvents(completionChunks(events, includeUsage), '[DONE]'),
+            serverSentEvents(completionChunks(events, includeUsage, request.log), '[DONE]'),
           );
         }
         const outcome = await services.chat.complete(chatRequest);
@@ -246,7 +279,6 @@ export function completionRoutes(app: App, services: Services): void {
             },
           ],
           usage: usageJson(outcome),
-          system_fingerprint: null,
           ...(outcome.conversationId === null
             ? {}
             : { conversation_id: outcome.conversationId, message_id: outcome.messageId }),

@@ -3,11 +3,16 @@
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import type { Services } from '../../services.js';
-import type {
-  Conversation,
-  StoredMessage,
-} from '../../storage/repositories/conversations.repository.js';
-import { NullableTimestamp, Timestamp } from '../schemas/common.js';
+import type { Conversation, StoredMessage } from '../../conversations/conversation.js';
+import {
+  commonParameters,
+  LimitSchema,
+  NullableTimestamp,
+  OffsetSchema,
+  ModelNameSchema,
+  PageSchema,
+  Timestamp,
+} from '../schemas/common.js';
 import { principalOf, type App } from '../types.js';
 
 const Status = Type.Union([Type.Literal('active'), Type.Literal('archived')]);
@@ -135,8 +140,8 @@ export function conversationRoutes(app: App, services: Services): void {
         querystring: Type.Object(
           {
             user_id: Type.String({ minLength: 1, maxLength: 256 }),
-            limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-            offset: Type.Integer({ minimum: 0, default: 0 }),
+            limit: LimitSchema(),
+            offset: OffsetSchema(),
             status: Type.Union(
               [Type.Literal('active'), Type.Literal('archived'), Type.Literal('all')],
               { default: 'active' },
@@ -149,12 +154,7 @@ export function conversationRoutes(app: App, services: Services): void {
           { description: 'Query parameters not listed here are ignored.' },
         ),
         response: {
-          200: Type.Object({
-            conversations: Type.Array(ConversationEntrySchema),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
+          200: PageSchema('conversations', ConversationEntrySchema),
         },
       },
     },
@@ -183,6 +183,7 @@ export function conversationRoutes(app: App, services: Services): void {
           'Every field is optional. Without `user_id` the conversation belongs to no user: it is reachable by id but appears in no user listing.',
         body: Type.Object(
           {
+            ...commonParameters(),
             user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
             title: Type.Optional(Type.String({ maxLength: 500 })),
             description: Type.Optional(Type.String({ maxLength: 5000 })),
@@ -244,14 +245,18 @@ export function conversationRoutes(app: App, services: Services): void {
         tags: ['Conversations'],
         summary: 'Change a conversation',
         description:
-          'Title, description, status (active or archived) and metadata (replaced whole).',
+          'Title, description, status (active or archived), metadata (replaced whole) and `model`, the chat model of its next turns (a catalog chat model, else 400).',
         params: ConversationIdParams,
         body: Type.Object(
           {
+            ...commonParameters(),
             title: Type.Optional(Type.String({ maxLength: 500 })),
             description: Type.Optional(Type.String({ maxLength: 5000 })),
             status: Type.Optional(Status),
             metadata: Type.Optional(Metadata),
+            model: Type.Optional(
+              ModelNameSchema('The chat model of the conversation’s next turns.'),
+            ),
             user_id: Type.Optional(
               Type.String({
                 minLength: 1,
@@ -310,8 +315,8 @@ export function conversationRoutes(app: App, services: Services): void {
         params: ConversationIdParams,
         querystring: Type.Object(
           {
-            limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-            offset: Type.Integer({ minimum: 0, default: 0 }),
+            limit: LimitSchema(50),
+            offset: OffsetSchema(),
             order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
               default: 'asc',
               description: 'asc: oldest first.',
@@ -322,10 +327,7 @@ export function conversationRoutes(app: App, services: Services): void {
         response: {
           200: Type.Object({
             conversation_id: Type.String(),
-            messages: Type.Array(MessageSchema),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
+            ...PageSchema('messages', MessageSchema).properties,
           }),
         },
       },
@@ -360,8 +362,13 @@ export function conversationRoutes(app: App, services: Services): void {
         params: ConversationIdParams,
         body: Type.Object(
           {
+            ...commonParameters(),
             template_name: Type.String({ minLength: 1, maxLength: 64 }),
-            variables: Type.Optional(Type.Record(Type.String(), Type.String())),
+            variables: Type.Optional(
+              Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 20_000 }), {
+                maxProperties: 50,
+              }),
+            ),
             user_id: Type.Optional(
               Type.String({
                 minLength: 1,

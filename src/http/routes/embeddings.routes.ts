@@ -2,14 +2,14 @@
 // models (a provider's, or a local GGUF model's).
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
-import { AppError, InvalidParameterError } from '../../errors/app-error.js';
-import { UpstreamError } from '../../models/spec.js';
+import { commonParameters } from '../schemas/common.js';
 import type { Services } from '../../services.js';
 import { clientGoneSignal } from '../streaming.js';
 import type { App } from '../types.js';
 
 const EmbeddingRequestSchema = Type.Object(
   {
+    ...commonParameters(),
     model: Type.Optional(
       Type.String({
         maxLength: 256,
@@ -24,7 +24,7 @@ const EmbeddingRequestSchema = Type.Object(
       }),
     ]),
     encoding_format: Type.Optional(Type.Union([Type.Literal('float'), Type.Literal('base64')])),
-    user: Type.Optional(Type.String()),
+    user: Type.Optional(Type.String({ maxLength: 256 })),
   },
   { additionalProperties: false },
 );
@@ -65,28 +65,7 @@ export function embeddingRoutes(app: App, services: Services): void {
       },
       async (request, reply) => {
         const body = request.body;
-        const name =
-          body.model ??
-          services.models.list().find((status) => status.definition.type === 'embedding')
-            ?.definition.name;
-        if (name === undefined) {
-          throw new UpstreamError(
-            'model_unavailable',
-            "No embedding model is configured. Add one with type: embedding under 'models' in the config file.",
-          );
-        }
-        const definition = services.models.find(name);
-        if (definition === undefined) {
-          throw new AppError('unknown_model', `Model '${name}' is not in the catalog.`, {
-            param: 'model',
-          });
-        }
-        if (definition.type !== 'embedding') {
-          throw new InvalidParameterError(
-            'model',
-            `Model '${name}' is a chat model, not an embedding model.`,
-          );
-        }
+        const name = services.models.resolve('embedding', body.model);
         const inputs = typeof body.input === 'string' ? [body.input] : body.input;
         const result = await services.models
           .embeddingModel(name)

@@ -10,15 +10,28 @@ const FeatureSchema = Type.Object({
   name: Type.String(),
   enabled: Type.Boolean(),
   description: Type.String(),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Why an implemented, configured feature is not enabled now, and how to enable it (voice_chat: which speech models are missing); null otherwise.',
+  }),
 });
 
 export function featureRoutes(app: App, services: Services): void {
-  const features = featureNames.map((name) => ({
-    id: name,
-    name,
-    enabled: services.config.features[name],
-    description: featureDescriptions[name],
-  }));
+  // voice_chat also needs a recogniser and a synthesiser that are available now.
+  const features = () =>
+    featureNames.map((name) => {
+      const readiness =
+        name === 'voice_chat' && services.config.features[name]
+          ? services.speech.voiceChatReadiness()
+          : { ready: true, reason: null };
+      return {
+        id: name,
+        name,
+        enabled: services.config.features[name] && readiness.ready,
+        description: featureDescriptions[name],
+        reason: readiness.reason,
+      };
+    });
   app.get(
     '/v1/features',
     {
@@ -28,10 +41,10 @@ export function featureRoutes(app: App, services: Services): void {
         tags: ['Catalog'],
         summary: 'List features',
         description:
-          'The platform capabilities and whether each is enabled. A feature is enabled when this build implements it and the configuration does not switch it off.',
+          'The platform capabilities and whether each is enabled. A feature is enabled when this build implements it and the configuration does not switch it off; `voice_chat` also needs an available speech recogniser and synthesiser (`reason` says which is missing).',
         response: { 200: Type.Object({ features: Type.Array(FeatureSchema) }) },
       },
     },
-    () => ({ features }),
+    () => ({ features: features() }),
   );
 }

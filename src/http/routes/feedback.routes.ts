@@ -1,6 +1,7 @@
 // POST /v1/feedback: a rating of an answer; a user's later feedback on a message replaces theirs.
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
+import { commonParameters } from '../schemas/common.js';
 import { feedbackTypes, maxCommentLength } from '../../feedback/feedback-service.js';
 import type { Services } from '../../services.js';
 import { principalOf, type App } from '../types.js';
@@ -18,10 +19,11 @@ export function feedbackRoutes(app: App, services: Services): void {
           "`thumbs_up` has the value 1 and `thumbs_down` -1 (both may be omitted); a `rating` is a whole number from 1 to 5. The message must belong to the conversation. A user's second feedback on a message replaces the first and keeps its `feedback_id`; without `user_id` the conversation's user is assumed.",
         body: Type.Object(
           {
+            ...commonParameters(),
             conversation_id: Type.String({ minLength: 1, maxLength: 100 }),
             message_id: Type.String({ minLength: 1, maxLength: 100 }),
             feedback_type: Type.Enum(feedbackTypes),
-            feedback_value: Type.Optional(Type.Number()),
+            feedback_value: Type.Optional(Type.Number({ minimum: -1, maximum: 5 })),
             comment: Type.Optional(Type.String({ maxLength: maxCommentLength })),
             user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
           },

@@ -33,23 +33,12 @@ export function healthRoutes(app: App, services: Services): void {
       },
     },
     async (_request, reply) => {
-      const database = await services.storage
-        .ping(1500)
-        .then(() => 'ok' as const)
-        .catch(() => 'unavailable' as const);
-      let redis: 'ok' | 'unavailable' | 'not_configured' = 'not_configured';
-      if (services.redis !== null) {
-        redis = await services.redis
-          .ping()
-          .then(() => 'ok' as const)
-          .catch(() => 'unavailable' as const);
-      }
-      const healthy = database === 'ok' && redis !== 'unavailable';
-      return reply.code(healthy ? 200 : 503).send({
-        status: healthy ? 'ok' : 'degraded',
+      const report = await services.health.check();
+      return reply.code(report.healthy ? 200 : 503).send({
+        status: report.healthy ? 'ok' : 'degraded',
         service: services.config.serviceName,
         version: services.config.version,
-        checks: { database, redis },
+        checks: report.checks,
       });
     },
   );

@@ -3,12 +3,15 @@ import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import { knowledgeLimits, type SearchHit } from '../../knowledge/knowledge-service.js';
 import type { Services } from '../../services.js';
-import type {
-  KnowledgeBase,
-  KnowledgeDocument,
-} from '../../storage/repositories/knowledge.repository.js';
+import type { KnowledgeBase, KnowledgeDocument } from '../../knowledge/knowledge-base.js';
 import { clientGoneSignal } from '../streaming.js';
-import { Timestamp } from '../schemas/common.js';
+import {
+  commonParameters,
+  LimitSchema,
+  OffsetSchema,
+  PageSchema,
+  Timestamp,
+} from '../schemas/common.js';
 import { principalOf, type App } from '../types.js';
 
 const tags = ['Knowledge bases'];
@@ -24,8 +27,8 @@ const DocumentParams = Type.Object({
 });
 const PageQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-    offset: Type.Integer({ minimum: 0, default: 0 }),
+    limit: LimitSchema(),
+    offset: OffsetSchema(),
   },
   { description: 'Query parameters not listed here are ignored.' },
 );
@@ -171,7 +174,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
   app.post(
     '/v1/knowledge-bases',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'semantic_search' },
       schema: {
         operationId: 'createKnowledgeBase',
         tags,
@@ -180,6 +183,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
           "Its embedding model is fixed at creation: `embedding_model` when given (an embedding model of the catalog, else 400), else the configured `knowledge.embedding_model`, else the first available embedding model of the catalog, else none. `embedding_model: null` asks for keyword search only. Without an embedding model, search ranks by keywords alone (`search_mode: 'bm25'`).",
         body: Type.Object(
           {
+            ...commonParameters(),
             name: Type.String({ minLength: 1, maxLength: 200 }),
             description: Type.Optional(Type.String({ maxLength: 5000 })),
             embedding_model: Type.Optional(
@@ -207,7 +211,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
   app.get(
     '/v1/knowledge-bases',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'semantic_search' },
       schema: {
         operationId: 'listKnowledgeBases',
         tags,
@@ -215,12 +219,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
         description: 'Newest first.',
         querystring: PageQuery,
         response: {
-          200: Type.Object({
-            knowledge_bases: Type.Array(KnowledgeBaseSchema),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
+          200: PageSchema('knowledge_bases', KnowledgeBaseSchema),
         },
       },
     },
@@ -242,7 +241,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
   app.get(
     '/v1/knowledge-bases/:kb_id',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'semantic_search' },
       schema: {
         operationId: 'getKnowledgeBase',
         tags,
@@ -263,7 +262,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
   app.delete(
     '/v1/knowledge-bases/:kb_id',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'semantic_search' },
       schema: {
         operationId: 'deleteKnowledgeBase',
         tags,
@@ -283,7 +282,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
   app.post(
     '/v1/knowledge-bases/:kb_id/documents',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'semantic_search' },
       // Documents may be up to 5 MiB of text, and JSON escaping makes the body larger still.
       bodyLimit: Math.max(services.config.server.bodyLimitBytes, 16 * 1024 * 1024),
       schema: {
@@ -298,8 +297,15 @@ export function knowledgeRoutes(app: App, services: Services): void {
         params: KnowledgeBaseParams,
         body: Type.Object(
           {
+            ...commonParameters(),
             title: Type.Optional(Type.String({ maxLength: 500 })),
-            content: Type.String({ minLength: 1 }),
+            content: Type.String({
+              minLength: 1,
+              // A bound for validation only: the service checks the exact limit, in UTF-8 bytes,
+              // and says it in its own words.
+              maxLength: 2 * knowledgeLimits.maxDocumentBytes,
+              description: 'At most 5 MiB of UTF-8 (and within the request body limit).',
+            }),
             content_type: Type.Optional(
               Type.Union(
                 [
@@ -344,7 +350,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
   app.get(
     '/v1/knowledge-bases/:kb_id/documents',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'semantic_search' },
       schema: {
         operationId: 'listDocuments',
         tags,
@@ -355,10 +361,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
         response: {
           200: Type.Object({
             knowledge_base_id: Type.String(),
-            documents: Type.Array(DocumentSchema),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
+            ...PageSchema('documents', DocumentSchema).properties,
           }),
         },
       },
@@ -383,7 +386,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
   app.delete(
     '/v1/knowledge-bases/:kb_id/documents/:doc_id',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'semantic_search' },
       schema: {
         operationId: 'deleteDocument',
         tags,
@@ -403,7 +406,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
   app.post(
     '/v1/knowledge-bases/:kb_id/search',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'semantic_search' },
       schema: {
         operationId: 'searchKnowledgeBase',
         tags,
@@ -415,6 +418,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
         params: KnowledgeBaseParams,
         body: Type.Object(
           {
+            ...commonParameters(),
             query: Type.String({ minLength: 1, maxLength: knowledgeLimits.maxQueryLength }),
             top_k: Type.Optional(
               Type.Integer({

@@ -2,6 +2,8 @@
 // at once, with each model's availability and, when unavailable, the reason and the fix.
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
+import { modelTypes } from '../../config/config.js';
+import { modelProviders } from '../../config/models-config.js';
 import { NotFoundError } from '../../errors/app-error.js';
 import type { ModelStatus } from '../../models/model-registry.js';
 import type { Services } from '../../services.js';
@@ -12,16 +14,42 @@ export const ModelSchema = Type.Object(
     id: Type.String({ description: 'Catalog identifier; equal to `name`.' }),
     object: Type.Literal('model'),
     created: Type.Integer({ description: 'Unix time the catalog was loaded (OpenAI field).' }),
-    owned_by: Type.String({ description: 'The provider (OpenAI field).' }),
+    owned_by: Type.String({
+      description: 'Who made the model (OpenAI field; equal to `provider`).',
+    }),
     name: Type.String({ description: 'The value to pass as `model`.' }),
     display_name: Type.String(),
     provider: Type.String({
-      description: 'openai, anthropic, google, openai-compatible or local.',
+      description:
+        'Who made the model (OpenAI, Anthropic, Google, Alibaba…), as the spec defines it: the config entry’s `maker`, else the vendor of a first-party connection or the owner in a Hub-style model id, else `unknown`.',
     }),
-    type: Type.Union([Type.Literal('chat'), Type.Literal('embedding')]),
+    connection: Type.Union(
+      modelProviders.map((provider) => Type.Literal(provider)),
+      {
+        description:
+          'How the service reaches the model (the config entry’s `provider`): openai, anthropic, google, openai-compatible or local.',
+      },
+    ),
+    type: Type.Union(
+      modelTypes.map((type) => Type.Literal(type)),
+      { description: 'The kind of model: what it can be used for.' },
+    ),
     max_tokens: Type.Integer({ description: 'Largest completion a request may ask for.' }),
     context_length: Type.Integer({ description: 'Context window in tokens.' }),
     fallbacks: Type.Array(Type.String()),
+    input_cost_per_million: Type.Union([Type.Number(), Type.Null()], {
+      description:
+        'US dollars per million prompt tokens (0 for local models; null: not configured). The routing strategies weigh it.',
+    }),
+    output_cost_per_million: Type.Union([Type.Number(), Type.Null()], {
+      description: 'US dollars per million completion tokens (null: not configured).',
+    }),
+    quality: Type.Union([Type.Number(), Type.Null()], {
+      description: 'Relative answer quality, 0–100, as configured (null: not configured).',
+    }),
+    typical_latency_ms: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Typical time to the first token in milliseconds (null: not configured).',
+    }),
     default: Type.Boolean({ description: 'Used when a request names no model.' }),
     available: Type.Boolean({ description: 'Whether the model can answer now.' }),
     unavailable_reason: Type.Union([Type.String(), Type.Null()], {
@@ -46,14 +74,19 @@ export function modelRoutes(app: App, services: Services): void {
       id: definition.name,
       object: 'model' as const,
       created,
-      owned_by: definition.provider,
+      owned_by: definition.maker,
       name: definition.name,
       display_name: definition.displayName,
-      provider: definition.provider,
+      provider: definition.maker,
+      connection: definition.provider,
       type: definition.type,
       max_tokens: definition.maxTokens,
       context_length: definition.contextLength,
       fallbacks: [...definition.fallbacks],
+      input_cost_per_million: definition.routing.inputCostPerMillion,
+      output_cost_per_million: definition.routing.outputCostPerMillion,
+      quality: definition.routing.quality,
+      typical_latency_ms: definition.routing.typicalLatencyMs,
       default: definition.name === services.models.defaultModel,
       available: status.available,
       unavailable_reason: status.reason,

@@ -1,14 +1,21 @@
 // Pipelines: create, list, read, change, delete; execute (synchronously or in the background);
-// their executions, with stage records and a live event stream.
+// list their executions (each one is read and followed at /v1/executions/{id}).
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
+import type { Pipeline } from '../../pipelines/pipeline.js';
 import type { Services } from '../../services.js';
-import type { Execution } from '../../storage/repositories/executions.repository.js';
-import type { Pipeline } from '../../storage/repositories/pipelines.repository.js';
-import { NullableTimestamp, PageQuerySchema, Timestamp } from '../schemas/common.js';
-import { clientGoneSignal, sendEventStream, serverSentEvents } from '../streaming.js';
+import {
+  commonParameters,
+  ModelNameSchema,
+  ObjectIdSchema,
+  PageQuerySchema,
+  PageSchema,
+  Timestamp,
+  UserIdSchema,
+} from '../schemas/common.js';
+import { clientGoneSignal } from '../streaming.js';
 import { principalOf, type App } from '../types.js';
-import { stageRecordToJson } from './execution-json.js';
+import { ExecutionListEntrySchema, executionListEntry } from './execution-json.js';
 
 const PipelineIdParams = Type.Object({ pipeline_id: Type.String({ maxLength: 100 }) });
 
@@ -24,7 +31,7 @@ const StageInputSchema = Type.Object(
     }),
     input_mapping: Type.Optional(
       Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
-        description: `Agent input → ${pathDescription} Input names: query, data, urls, conversation_id, or parameters.<name> (e.g. "parameters.result_count").`,
+        description: `Agent input → ${pathDescription} Input names: query, data, urls, conversation_id, model (replaces the stage agent’s model), or parameters.<name> (e.g. "parameters.result_count").`,
       }),
     ),
     output_mapping: Type.Optional(
@@ -63,35 +70,78 @@ const StageSchema = Type.Object({
   retries: Type.Optional(Type.Integer()),
 });
 
-const VisualLayoutSchema = Type.Object(
+const coordinate = (description: string) =>
+  Type.Number({ minimum: -1e9, maximum: 1e9, description });
+
+const layoutNodeDescription =
+  'A node of the editor’s canvas (React Flow’s shape). `id` is free (a generated layout uses the stage ids), `position` is its top-left corner in canvas pixels, `type` and `data` (e.g. `{label}`) are the editor’s own; other fields are kept as given.';
+
+/** What a client may send: `{id, position: {x, y}}` or the short `{id, x, y}`. */
+const LayoutNodeInputSchema = Type.Object(
   {
-    nodes: Type.Array(
+    id: Type.String({ minLength: 1, maxLength: 100, description: 'Unique within the layout.' }),
+    position: Type.Optional(
       Type.Object(
-        {
-          id: Type.String(),
-          position: Type.Object(
-            { x: Type.Number(), y: Type.Number() },
-            { additionalProperties: true },
-          ),
-          data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-        },
-        { additionalProperties: true },
+        { x: coordinate('Canvas x.'), y: coordinate('Canvas y.') },
+        { additionalProperties: false },
       ),
-      { maxItems: 1000 },
     ),
-    edges: Type.Array(
-      Type.Object(
-        { id: Type.String(), source: Type.String(), target: Type.String() },
-        { additionalProperties: true },
-      ),
-      { maxItems: 5000 },
-    ),
+    x: Type.Optional(coordinate('Short form of position.x (used when `position` is absent).')),
+    y: Type.Optional(coordinate('Short form of position.y (used when `position` is absent).')),
+    type: Type.Optional(Type.String({ maxLength: 100 })),
+    data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 50 })),
   },
   {
     additionalProperties: true,
-    description:
-      'React Flow’s shape. Stored as given; without one, a left-to-right layout of the stages is generated.',
+    maxProperties: 50,
+    description: `${layoutNodeDescription} Either \`position\` or both \`x\` and \`y\` are required; \`{id, x, y}\` is stored as \`{id, position: {x, y}}\`.`,
   },
+);
+
+const LayoutNodeSchema = Type.Object(
+  {
+    id: Type.String(),
+    position: Type.Object({ x: Type.Number(), y: Type.Number() }),
+    type: Type.Optional(Type.String()),
+    data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: true, description: layoutNodeDescription },
+);
+
+const LayoutEdgeInputSchema = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'Default: `edge_<source>_<target>`.',
+      }),
+    ),
+    source: Type.String({ maxLength: 100, description: 'The id of a node of the layout.' }),
+    target: Type.String({ maxLength: 100, description: 'The id of a node of the layout.' }),
+  },
+  { additionalProperties: true, maxProperties: 50 },
+);
+
+const LayoutEdgeSchema = Type.Object(
+  { id: Type.String(), source: Type.String(), target: Type.String() },
+  { additionalProperties: true },
+);
+
+const layoutDescription =
+  'The editor’s drawing of the pipeline: `nodes` and `edges` in React Flow’s shape; other fields (e.g. `viewport`) are kept. It does not change what runs (the stages do). Without one, a left-to-right layout of the stages is generated.';
+
+const VisualLayoutInputSchema = Type.Object(
+  {
+    nodes: Type.Array(LayoutNodeInputSchema, { maxItems: 1000 }),
+    edges: Type.Optional(Type.Array(LayoutEdgeInputSchema, { maxItems: 5000 })),
+  },
+  { additionalProperties: true, maxProperties: 20, description: layoutDescription },
+);
+
+const VisualLayoutSchema = Type.Object(
+  { nodes: Type.Array(LayoutNodeSchema), edges: Type.Array(LayoutEdgeSchema) },
+  { additionalProperties: true, description: layoutDescription },
 );
 
 const PipelineFields = {
@@ -101,18 +151,8 @@ const PipelineFields = {
   updated_at: Timestamp(),
 };
 
-function executionEntry(execution: Execution) {
-  return {
-    id: execution.id,
-    pipeline_id: execution.pipelineId ?? '',
-    status: execution.status,
-    created_at: execution.createdAt,
-    completed_at: execution.completedAt,
-    execution_time_ms: execution.executionTimeMs,
-    tokens_used: execution.tokensUsed,
-    ...(execution.error === null ? {} : { error: execution.error.message }),
-  };
-}
+const commonOnPipelines =
+  'The spec’s common parameters `user_id`, `conversation_id` and `model` are accepted and not used here.';
 
 export function pipelineRoutes(app: App, services: Services): void {
   const stageList = (pipeline: Pipeline) => pipeline.stages.map((stage) => ({ ...stage }));
@@ -129,19 +169,21 @@ export function pipelineRoutes(app: App, services: Services): void {
   app.post(
     '/v1/pipelines',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'createPipeline',
         tags: ['Pipelines'],
         summary: 'Create a pipeline',
         description:
-          'Every stage is checked now, each failure a 400 naming the stage and the field: the agent exists and is usable, names are unique, input_mapping paths are `$.input…` or refer to an earlier stage, output_mapping paths are `$.output…`.',
+          'Every stage is checked now, each failure a 400 naming the stage and the field: the agent exists and is usable, names are unique, input_mapping paths are `$.input…` or refer to an earlier stage, output_mapping paths are `$.output…`. `visual_layout` nodes take `{id, position: {x, y}}` or `{id, x, y}`; every edge’s `source` and `target` must be node ids. ' +
+          commonOnPipelines,
         body: Type.Object(
           {
+            ...commonParameters(),
             name: Type.String({ minLength: 1, maxLength: 200 }),
             description: Type.Optional(Type.String({ maxLength: 5000 })),
             stages: Type.Optional(Type.Array(StageInputSchema, { maxItems: 50 })),
-            visual_layout: Type.Optional(VisualLayoutSchema),
+            visual_layout: Type.Optional(VisualLayoutInputSchema),
           },
           { additionalProperties: false },
         ),
@@ -169,21 +211,17 @@ export function pipelineRoutes(app: App, services: Services): void {
   app.get(
     '/v1/pipelines',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'listPipelines',
         tags: ['Pipelines'],
         summary: 'List pipelines',
         querystring: PageQuerySchema,
         response: {
-          200: Type.Object({
-            pipelines: Type.Array(
-              Type.Object({ id: Type.String(), ...PipelineFields, stage_count: Type.Integer() }),
-            ),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
+          200: PageSchema(
+            'pipelines',
+            Type.Object({ id: Type.String(), ...PipelineFields, stage_count: Type.Integer() }),
+          ),
         },
       },
     },
@@ -209,7 +247,7 @@ export function pipelineRoutes(app: App, services: Services): void {
   app.get(
     '/v1/pipelines/:pipeline_id',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'getPipeline',
         tags: ['Pipelines'],
@@ -249,6 +287,7 @@ export function pipelineRoutes(app: App, services: Services): void {
 
   const UpdateBody = Type.Object(
     {
+      ...commonParameters(),
       name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
       description: Type.Optional(Type.String({ maxLength: 5000 })),
       stages: Type.Optional(
@@ -258,7 +297,7 @@ export function pipelineRoutes(app: App, services: Services): void {
             'The new ordered list of stages (replaces the old one; checked like on create).',
         }),
       ),
-      visual_layout: Type.Optional(VisualLayoutSchema),
+      visual_layout: Type.Optional(VisualLayoutInputSchema),
     },
     { additionalProperties: false },
   );
@@ -266,14 +305,15 @@ export function pipelineRoutes(app: App, services: Services): void {
     app[method](
       '/v1/pipelines/:pipeline_id',
       {
-        config: { access: access.scopes('agents:write') },
+        config: { access: access.scopes('agents:write'), feature: 'agent_orchestration' },
         schema: {
           operationId: method === 'patch' ? 'updatePipeline' : 'replacePipelineFields',
           tags: ['Pipelines'],
           summary:
             method === 'patch' ? 'Change a pipeline' : 'Change a pipeline (PUT, same as PATCH)',
           description:
-            'Only the given fields change. New stages without a visual_layout drop a stored layout (a generated one follows the stages).',
+            'Only the given fields change. New stages without a visual_layout drop a stored layout (a generated one follows the stages). ' +
+            commonOnPipelines,
           params: PipelineIdParams,
           body: UpdateBody,
           response: {
@@ -300,7 +340,7 @@ export function pipelineRoutes(app: App, services: Services): void {
   app.delete(
     '/v1/pipelines/:pipeline_id',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'deletePipeline',
         tags: ['Pipelines'],
@@ -337,20 +377,26 @@ export function pipelineRoutes(app: App, services: Services): void {
   app.post(
     '/v1/pipelines/:pipeline_id/execute',
     {
-      config: { access: access.scopes('agents:write') },
+      config: { access: access.scopes('agents:write'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'executePipeline',
         tags: ['Pipelines'],
         summary: 'Execute a pipeline',
         description:
-          'The body holds the run’s inputs (`$.input.<name>`), plus optional `conversation_id` and `async`. Synchronous runs answer 200 when done (`status` completed or failed, `error` naming the stage and cause). With `"async": true` the answer is 202 at once with status `running`; follow GET /v1/executions/{execution_id} or its `/events` stream.',
+          'The body holds the run’s inputs (`$.input.<name>`), plus optional `async`, `conversation_id` and `user_id` (both recorded on the execution, not inputs; the conversation must be the account’s — and that user’s, when given — else 404). `model` is an ordinary input: a stage whose input_mapping maps `model` from `$.input.model` runs its agent with that model. Synchronous runs answer 200 when done (`status` completed or failed, `error` naming the stage and cause). With `"async": true` the answer is 202 at once with status `running`; follow GET /v1/executions/{execution_id} or its `/events` stream.',
         params: PipelineIdParams,
         body: Type.Object(
           {
             async: Type.Optional(Type.Boolean({ default: false })),
-            conversation_id: Type.Optional(Type.String({ maxLength: 100 })),
+            conversation_id: Type.Optional(
+              ObjectIdSchema('A conversation of the account the run belongs to; recorded.'),
+            ),
+            user_id: Type.Optional(UserIdSchema('The user the run is for; recorded.')),
+            model: Type.Optional(
+              ModelNameSchema('An input like any other (`$.input.model`); see the description.'),
+            ),
           },
-          { additionalProperties: true },
+          { additionalProperties: true, maxProperties: 200 },
         ),
         response: { 200: RunResponse, 202: RunResponse },
       },
@@ -359,10 +405,12 @@ export function pipelineRoutes(app: App, services: Services): void {
       const {
         async: detach,
         conversation_id: conversationId,
+        user_id: userId,
         ...inputs
       } = request.body as Record<string, unknown> & {
         async?: boolean;
         conversation_id?: string;
+        user_id?: string;
       };
       const result = await services.pipelineRunner.start(
         principalOf(request).accountId,
@@ -370,8 +418,10 @@ export function pipelineRoutes(app: App, services: Services): void {
         inputs,
         {
           conversationId: conversationId ?? null,
+          userId: userId ?? null,
           detach: detach === true,
           signal: clientGoneSignal(reply),
+          apiKeyId: principalOf(request).keyId,
         },
       );
       const { execution } = result;
@@ -393,7 +443,7 @@ export function pipelineRoutes(app: App, services: Services): void {
   app.get(
     '/v1/pipelines/:pipeline_id/executions',
     {
-      config: { access: access.scopes('agents:read') },
+      config: { access: access.scopes('agents:read'), feature: 'agent_orchestration' },
       schema: {
         operationId: 'listPipelineExecutions',
         tags: ['Pipelines'],
@@ -402,23 +452,7 @@ export function pipelineRoutes(app: App, services: Services): void {
         params: PipelineIdParams,
         querystring: PageQuerySchema,
         response: {
-          200: Type.Object({
-            executions: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                pipeline_id: Type.String(),
-                status: Type.String(),
-                created_at: Timestamp(),
-                completed_at: NullableTimestamp(),
-                execution_time_ms: Type.Union([Type.Integer(), Type.Null()]),
-                tokens_used: Type.Integer(),
-                error: Type.Optional(Type.String()),
-              }),
-            ),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
+          200: PageSchema('executions', ExecutionListEntrySchema),
         },
       },
     },
@@ -427,116 +461,17 @@ export function pipelineRoutes(app: App, services: Services): void {
       const { limit, offset } = request.query;
       // The pipeline may have been deleted: its executions stay listable by id only if it exists.
       await services.pipelines.get(accountId, request.params.pipeline_id);
-      const page = await services.pipelineRepository.listExecutions(
+      const page = await services.executions.listForPipeline(
         accountId,
         request.params.pipeline_id,
-        {
-          limit,
-          offset,
-        },
+        { limit, offset },
       );
-      return { executions: page.executions.map(executionEntry), total: page.total, limit, offset };
+      return {
+        executions: page.executions.map(executionListEntry),
+        total: page.total,
+        limit,
+        offset,
+      };
     },
   );
-
-  app.get(
-    '/v1/executions/:execution_id/events',
-    {
-      config: { access: access.scopes('agents:read') },
-      schema: {
-        operationId: 'followExecution',
-        tags: ['Pipelines'],
-        summary: 'Follow an execution (Server-Sent Events)',
-        description:
-          '`data:` lines with `{"type":"stage-start",…}`, `{"type":"stage-end",…}` (a skipped stage has only its end) and finally `{"type":"execution-end",status,output,error,metrics}`; then the stream closes. A finished execution is replayed at once.',
-        params: Type.Object({ execution_id: Type.String({ maxLength: 100 }) }),
-        response: {
-          200: {
-            description: 'The event stream.',
-            content: { 'text/event-stream': { schema: Type.String() } },
-          },
-        },
-      },
-    },
-    async (request, reply) => {
-      const { accountId } = principalOf(request);
-      const first = await services.agentExecutor.getExecution(
-        accountId,
-        request.params.execution_id,
-      );
-      const signal = clientGoneSignal(reply);
-      return sendEventStream(
-        reply,
-        serverSentEvents(followExecution(services, accountId, first, signal)),
-      );
-    },
-  );
-}
-
-/** Events from the recorded state: wakes on this instance's changes, and polls for other instances'. */
-async function* followExecution(
-  services: Services,
-  accountId: string,
-  first: Execution,
-  signal: AbortSignal,
-): AsyncGenerator<Record<string, unknown>> {
-  const started = new Set<string>();
-  const ended = new Set<string>();
-  let execution = first;
-  while (!signal.aborted) {
-    const stages = await services.pipelineRepository.stagesOf(execution.id);
-    for (const stage of stages) {
-      if (stage.status !== 'pending' && stage.status !== 'skipped' && !started.has(stage.id)) {
-        started.add(stage.id);
-        yield {
-          type: 'stage-start',
-          execution_id: execution.id,
-          stage: stage.name,
-          stage_id: stage.stageId,
-          position: stage.position,
-          started_at: stage.startedAt,
-        };
-      }
-      if (
-        (stage.status === 'completed' || stage.status === 'failed' || stage.status === 'skipped') &&
-        !ended.has(stage.id)
-      ) {
-        ended.add(stage.id);
-        yield {
-          type: 'stage-end',
-          execution_id: execution.id,
-          ...stageRecordToJson(stage),
-          stage: stage.name,
-        };
-      }
-    }
-    if (execution.status !== 'running') {
-      yield {
-        type: 'execution-end',
-        execution_id: execution.id,
-        status: execution.status,
-        output: execution.output,
-        ...(execution.error === null ? {} : { error: execution.error.message }),
-        metrics: {
-          execution_time_ms: execution.executionTimeMs,
-          stages_completed: stages.filter((stage) => stage.status === 'completed').length,
-          tokens_used: execution.tokensUsed,
-        },
-      };
-      return;
-    }
-    await new Promise<void>((resolve) => {
-      const event = `changed:${execution.id}`;
-      const wake = () => {
-        clearTimeout(timer);
-        services.pipelineRunner.changes.off(event, wake);
-        signal.removeEventListener('abort', wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, 500);
-      services.pipelineRunner.changes.on(event, wake);
-      signal.addEventListener('abort', wake, { once: true });
-    });
-    execution = await services.agentExecutor.getExecution(accountId, execution.id);
-  }
 }

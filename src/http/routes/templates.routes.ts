@@ -22,7 +22,17 @@ const TemplateDetailSchema = Type.Object({
   variables: Type.Array(Type.String(), { description: 'The variable names.' }),
   required_variables: Type.Array(Type.String()),
   variable_details: Type.Array(
-    Type.Object({ name: Type.String(), required: Type.Boolean(), description: Type.String() }),
+    Type.Object({
+      name: Type.String(),
+      required: Type.Boolean({
+        description: 'Built-in templates require none: every variable has a default.',
+      }),
+      description: Type.String(),
+      default: Type.Union([Type.String(), Type.Null()], {
+        description:
+          'Used when the conversation gives no value; null: the text it fills is left out.',
+      }),
+    }),
   ),
   example_usage: Type.String({
     description: 'A body for POST /v1/conversations/{conversation_id}/template.',

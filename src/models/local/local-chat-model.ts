@@ -24,6 +24,7 @@ import {
   type StreamPart,
 } from '../spec.js';
 import type { FairQueue } from './fair-queue.js';
+import { countTokensGently } from '../token-budget.js';
 
 /** Tokens a message's ChatML framing adds around its text (`<|im_start|>role\n … <|im_end|>\n`). */
 const perMessageFraming = 5;
@@ -124,7 +125,9 @@ export class LocalChatModel implements ChatModel {
     const { model } = await this.handle.load();
     let total = 0;
     for (const message of messages) {
-      total += model.tokenize(message.content).length + perMessageFraming;
+      total +=
+        (await countTokensGently(message.content, (slice) => model.tokenize(slice).length)) +
+        perMessageFraming;
     }
     return total;
   }

@@ -3,8 +3,8 @@
 // models on first use, and fetches missing ones in the background when configured to.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
 import type { GbnfJsonSchema, Llama, LlamaEmbeddingContext, LlamaGrammar } from 'node-llama-cpp';
+import type { Logger } from 'pino';
 import type { LocalModelDefinition } from '../../config/config.js';
 import { UpstreamError, type ChatModel, type EmbeddingModel } from '../spec.js';
 import { FairQueue } from './fair-queue.js';
@@ -42,7 +42,7 @@ export interface LocalEngineOptions {
   gpu: 'auto' | false;
   huggingFaceEndpoint: string;
   huggingFaceToken: () => string | undefined;
-  logger: FastifyBaseLogger;
+  logger: Logger;
 }
 
 type ModelState =

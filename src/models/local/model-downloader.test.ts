@@ -1,13 +1,14 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import lockfile from 'proper-lockfile';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  downloadLockStaleMs,
   downloadModelFile,
   ModelDownloadError,
   resolveModelSource,
@@ -414,20 +415,28 @@ describe('downloadModelFile', () => {
 
   it('refuses to run next to a live download into the same destination', async () => {
     await writePartial(Buffer.alloc(0));
-    await writeFile(`${destination}.lock`, String(process.pid));
-
-    const failure = await failureOf(downloadModelFile(options({ sha256: contentSha256 })));
-
-    expect(failure.reason).toBe('in_progress');
-    expect(log.hub).toHaveLength(0);
-    expect(existsSync(`${destination}.lock`)).toBe(true);
+    // Another process downloading into the destination holds the lock (and keeps it fresh).
+    const release = await lockfile.lock(destination, {
+      realpath: false,
+      lockfilePath: `${destination}.lock`,
+      stale: downloadLockStaleMs,
+    });
+    try {
+      const failure = await failureOf(downloadModelFile(options({ sha256: contentSha256 })));
+      expect(failure.reason).toBe('in_progress');
+      expect(log.hub).toHaveLength(0);
+      expect(existsSync(`${destination}.lock`)).toBe(true);
+    } finally {
+      await release();
+    }
   });
 
-  it('takes over the lock of a process that has exited', async () => {
-    const child = spawn(process.execPath, ['-e', '']);
-    await new Promise((resolve) => child.once('exit', resolve));
+  it('takes over a lock its holder left behind when it stopped', async () => {
     await writePartial(Buffer.alloc(0));
-    await writeFile(`${destination}.lock`, String(child.pid));
+    // A stopped process's lock is no longer refreshed: its time is older than the stale limit.
+    await mkdir(`${destination}.lock`);
+    const past = new Date(Date.now() - downloadLockStaleMs - 5_000);
+    await utimes(`${destination}.lock`, past, past);
 
     const result = await downloadModelFile(options({ sha256: contentSha256 }));
 

@@ -1,19 +1,11 @@
 // Downloads one model file from Hugging Face or a plain URL: resumable, verified by sha256, renamed into place.
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import {
-  mkdir,
-  open,
-  readFile,
-  rename,
-  rm,
-  stat,
-  writeFile,
-  type FileHandle,
-} from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import lockfile from 'proper-lockfile';
 
 export const defaultHuggingFaceEndpoint = 'https://huggingface.co';
 export const defaultRevision = 'main';
@@ -206,7 +198,7 @@ export async function downloadModelFile(options: DownloadOptions): Promise<Downl
   };
   throwIfAborted(options.signal);
   await mkdir(path.dirname(options.destination), { recursive: true });
-  const releaseLock = await acquireLock(`${options.destination}.lock`, options.destination);
+  const lock = await acquireLock(options.destination);
   try {
     let expectedSha256 = expectedFromOption ?? null;
     let expectedSize: number | null = null;
@@ -226,6 +218,7 @@ export async function downloadModelFile(options: DownloadOptions): Promise<Downl
           `The partial file was deleted; run the download again.`,
       );
     }
+    lock.assertHeld();
     await rename(context.partialPath, options.destination);
     return {
       path: options.destination,
@@ -237,7 +230,7 @@ export async function downloadModelFile(options: DownloadOptions): Promise<Downl
       downloadedBytes: transfer.downloadedBytes,
     };
   } finally {
-    await releaseLock();
+    await lock.release();
   }
 }
 
@@ -649,40 +642,52 @@ class ProgressMeter {
   }
 }
 
-/** A lock file holding the owner's pid: `npm start` and `npm run models -- pull` may race. */
-async function acquireLock(lockPath: string, destination: string): Promise<() => Promise<void>> {
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    try {
-      await writeFile(lockPath, String(process.pid), { flag: 'wx' });
-      return () => rm(lockPath, { force: true });
-    } catch (error) {
-      if (errorCode(error) !== 'EEXIST') throw error;
-      const owner = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
-      if (Number.isInteger(owner) && owner > 0 && isProcessAlive(owner)) {
-        throw new ModelDownloadError(
-          'in_progress',
-          `Another download into ${destination} is running (process ${owner}). ` +
-            `Wait for it, or delete ${lockPath} if that process is gone.`,
-        );
-      }
-      // The owner died without cleaning up; take the lock over.
-      await rm(lockPath, { force: true });
-    }
-  }
-  throw new ModelDownloadError(
-    'in_progress',
-    `Could not take the lock ${lockPath}; another download into ${destination} seems to be starting.`,
-  );
+/** How long a lock left by a stopped process holds (proper-lockfile refreshes a live one). */
+export const downloadLockStaleMs = 15_000;
+
+interface DownloadLock {
+  /** Throws when another process took the lock over meanwhile (this one looked stale). */
+  assertHeld(): void;
+  release(): Promise<void>;
 }
 
-function isProcessAlive(pid: number): boolean {
+/**
+ * `<destination>.lock`, held with proper-lockfile: `npm start`'s background pull and
+ * `npm run models -- pull` may race for one file. A live holder refreshes the lock; one whose
+ * process stopped leaves it stale after `downloadLockStaleMs`, and the next download takes over.
+ */
+async function acquireLock(destination: string): Promise<DownloadLock> {
+  let compromised: Error | null = null;
+  let release: () => Promise<void>;
   try {
-    process.kill(pid, 0);
-    return true;
+    release = await lockfile.lock(destination, {
+      realpath: false,
+      lockfilePath: `${destination}.lock`,
+      stale: downloadLockStaleMs,
+      update: downloadLockStaleMs / 3,
+      retries: 0,
+      onCompromised: (error) => {
+        compromised = error;
+      },
+    });
   } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return errorCode(error) === 'EPERM';
+    if (errorCode(error) !== 'ELOCKED') throw error;
+    throw new ModelDownloadError(
+      'in_progress',
+      `Another download into ${destination} is running. Wait for it; a lock left by a stopped process is taken over after ${downloadLockStaleMs / 1000} s.`,
+    );
   }
+  return {
+    assertHeld() {
+      if (compromised !== null) {
+        throw new ModelDownloadError(
+          'in_progress',
+          `Another download into ${destination} took over during this one; its file is kept.`,
+        );
+      }
+    },
+    release: () => release().catch(() => undefined),
+  };
 }
 
 /** A partial file that already holds the whole file: only its digest is needed. */

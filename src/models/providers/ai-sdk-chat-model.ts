@@ -3,6 +3,8 @@
 // contract's 502/503/504 are added here, without letting upstream bodies or secrets through.
 import {
   APICallError,
+  JSONParseError,
+  TypeValidationError,
   type LanguageModelV3,
   type LanguageModelV3FinishReason,
   type LanguageModelV3Prompt,
@@ -34,21 +36,25 @@ function finishReasonOf(reason: SdkFinishReason | undefined): FinishReason {
 }
 
 /**
- * Aborts when the client goes away or when the model has been silent for `timeoutMs` (for a
- * stream: since the request or since its last part), and says which of the two it was.
+ * Aborts when the client goes away, when the whole answer takes longer than `totalMs`, or (for a
+ * stream) when the model stays silent for `idleMs` — before its first part or between two — and
+ * says which it was. A model that drips a token every few seconds is stopped by the total.
  */
 class Deadline {
   private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  private timedOut = false;
+  private readonly totalTimer: NodeJS.Timeout;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private timedOut: 'total' | 'idle' | null = null;
   private readonly onClientAbort = () => this.controller.abort(new RequestAbortedError());
 
   constructor(
     private readonly clientSignal: AbortSignal,
-    private readonly timeoutMs: number,
+    private readonly totalMs: number,
+    private readonly idleMs: number | null = null,
   ) {
     if (clientSignal.aborted) this.controller.abort(new RequestAbortedError());
     else clientSignal.addEventListener('abort', this.onClientAbort, { once: true });
+    this.totalTimer = setTimeout(() => this.expire('total'), totalMs);
     this.restart();
   }
 
@@ -56,21 +62,32 @@ class Deadline {
     return this.controller.signal;
   }
 
+  private expire(which: 'total' | 'idle'): void {
+    this.timedOut ??= which;
+    this.controller.abort(new DOMException('model timed out', 'TimeoutError'));
+  }
+
+  /** The model just sent something: its silence starts again. */
   restart(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(new DOMException('model timed out', 'TimeoutError'));
-    }, this.timeoutMs);
+    if (this.idleMs === null) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.expire('idle'), this.idleMs);
   }
 
   /** The error to surface for a failure seen while this deadline was running. */
   explain(error: unknown, describe: (error: unknown) => UpstreamError): Error {
     if (this.clientSignal.aborted) return new RequestAbortedError();
-    if (this.timedOut) {
+    if (this.timedOut === 'total') {
       return new UpstreamError(
         'upstream_timeout',
-        `The model did not answer within ${this.timeoutMs} ms.`,
+        `The model did not finish its answer within ${this.totalMs} ms (timeout_ms).`,
+        { cause: error },
+      );
+    }
+    if (this.timedOut === 'idle') {
+      return new UpstreamError(
+        'upstream_timeout',
+        `The model sent nothing for ${this.idleMs ?? 0} ms (idle_timeout_ms).`,
         { cause: error },
       );
     }
@@ -83,7 +100,8 @@ class Deadline {
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    clearTimeout(this.totalTimer);
+    clearTimeout(this.idleTimer);
     this.clientSignal.removeEventListener('abort', this.onClientAbort);
   }
 }
@@ -95,13 +113,41 @@ function retryAfterSecondsOf(error: APICallError): number | null {
   return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : null;
 }
 
+/** Where a failure happened: before the answer began, or in the middle of a streamed one. */
+type FailurePhase = 'request' | 'stream';
+
 /** Maps an SDK failure to the contract's upstream errors; the message names no upstream detail. */
-export function describeUpstreamFailure(modelName: string, error: unknown): UpstreamError {
+export function describeUpstreamFailure(
+  modelName: string,
+  error: unknown,
+  phase: FailurePhase = 'request',
+): UpstreamError {
   const last = error instanceof RetriesExhaustedError ? error.lastError : error;
   const attempts = error instanceof RetriesExhaustedError ? error.attempts : 1;
   const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
+  const midAnswer = phase === 'stream' ? ' mid-answer; the answer is incomplete' : '';
+  if (JSONParseError.isInstance(last) || TypeValidationError.isInstance(last)) {
+    return new UpstreamError(
+      'upstream_error',
+      phase === 'stream'
+        ? `The provider of model '${modelName}' sent an invalid chunk${midAnswer}.`
+        : `The provider of model '${modelName}' sent a response that is not in its API's format.`,
+      { cause: error },
+    );
+  }
   if (APICallError.isInstance(last)) {
     const status = last.statusCode;
+    if (status !== undefined && status >= 200 && status < 300) {
+      // The status was fine; the body was not: cut short, or not in the provider's format.
+      if (phase === 'stream') {
+        return describeUpstreamFailure(modelName, last.cause ?? new Error('cut'), phase);
+      }
+      return new UpstreamError(
+        'upstream_error',
+        `The provider of model '${modelName}' sent a response that could not be read (cut short or not in its API's format).`,
+        { cause: error, upstreamStatus: status },
+      );
+    }
     if (status === undefined) {
       return new UpstreamError(
         'model_unavailable',
@@ -134,6 +180,13 @@ export function describeUpstreamFailure(modelName: string, error: unknown): Upst
       'upstream_error',
       `The provider of model '${modelName}' answered HTTP ${status}${tried}.`,
       { cause: error, upstreamStatus: status },
+    );
+  }
+  if (phase === 'stream') {
+    return new UpstreamError(
+      'upstream_error',
+      `The connection to the provider of model '${modelName}' was cut${midAnswer}.`,
+      { cause: error },
     );
   }
   return new UpstreamError(
@@ -210,10 +263,15 @@ export class AiSdkChatModel implements ChatModel {
   }
 
   async *stream(request: GenerationRequest): AsyncIterable<StreamPart> {
-    const deadline = new Deadline(request.signal, this.definition.timeoutMs);
+    const deadline = new Deadline(
+      request.signal,
+      this.definition.timeoutMs,
+      this.definition.idleTimeoutMs,
+    );
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
     let text = '';
     let failure: unknown = undefined;
+    let phase: FailurePhase = 'request';
     try {
       // Retries cover opening the stream; once text flows, a failure ends it.
       const { stream } = await withRetries(
@@ -221,6 +279,7 @@ export class AiSdkChatModel implements ChatModel {
         { maxRetries: this.definition.maxRetries, signal: deadline.signal },
       );
       reader = stream.getReader();
+      phase = 'stream';
       while (true) {
         const next = await reader.read();
         if (next.done) break;
@@ -255,9 +314,14 @@ export class AiSdkChatModel implements ChatModel {
       deadline.cancel();
       await reader?.cancel().catch(() => undefined);
     }
-    throw deadline.explain(
-      failure ?? new Error('the stream ended without a finish part'),
-      (cause) => describeUpstreamFailure(this.definition.name, cause),
+    const endedEarly = failure === undefined;
+    throw deadline.explain(failure, (cause) =>
+      endedEarly
+        ? new UpstreamError(
+            'upstream_error',
+            `The provider of model '${this.definition.name}' ended the stream before finishing the answer; the answer is incomplete.`,
+          )
+        : describeUpstreamFailure(this.definition.name, cause, phase),
     );
   }
 

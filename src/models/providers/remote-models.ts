@@ -18,9 +18,6 @@ export function remoteUnavailability(
   definition: RemoteModelDefinition,
   secrets: SecretSource,
 ): string | null {
-  if (definition.type === 'embedding' && definition.provider === 'anthropic') {
-    return 'Anthropic offers no embedding models; configure another provider for embeddings.';
-  }
   if (definition.apiKeyEnv !== null && secrets.get(definition.apiKeyEnv) === undefined) {
     return `The environment variable ${definition.apiKeyEnv} holding the ${definition.provider} API key is not set. Set it and restart the service.`;
   }
@@ -54,6 +51,8 @@ function languageModelOf(
       return createAnthropic({ apiKey, ...baseUrlOption(definition) })(definition.model);
     case 'google':
       return createGoogleGenerativeAI({ apiKey, ...baseUrlOption(definition) })(definition.model);
+    case 'deepgram':
+      throw new Error('Deepgram offers no chat models');
     case 'openai-compatible':
       return createOpenAICompatible({
         name: definition.name,
@@ -88,6 +87,8 @@ function embeddingModelOf(
       }).embeddingModel(definition.model);
     case 'anthropic':
       throw new Error('Anthropic offers no embedding models');
+    case 'deepgram':
+      throw new Error('Deepgram offers no embedding models');
   }
 }
 

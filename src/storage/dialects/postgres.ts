@@ -1,5 +1,4 @@
 // PostgreSQL through node-postgres, with result types normalised to what the SQLite dialect returns.
-import { userInfo } from 'node:os';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseSchema } from '../schema.js';
@@ -22,15 +21,15 @@ function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string)
   }
 }
 
+/** How to connect to `url`: shared by the pool and by the connection that listens for notifications. */
+export function postgresConnection(url: string): pg.ClientConfig {
+  return { connectionString: url };
+}
+
 export function createPostgresAdapter(url: string): DialectAdapter {
   const parsed = new URL(url);
   const pool = new pg.Pool({
-    connectionString: url,
-    // Like libpq: without a user in the URL, connect as the operating-system user (node-postgres
-    // would otherwise rely on $USER, which services and containers often lack).
-    ...(parsed.username === '' && process.env.PGUSER === undefined
-      ? { user: userInfo().username }
-      : {}),
+    ...postgresConnection(url),
     max: 10,
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,

@@ -6,6 +6,10 @@ import { conversations } from './002-conversations.js';
 import { knowledge } from './003-knowledge.js';
 import { agents } from './004-agents.js';
 import { pipelines } from './005-pipelines.js';
+import { executions } from './006-executions.js';
+import { routing } from './007-routing.js';
+import { voice } from './008-voice.js';
+import { sessions } from './009-sessions.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -14,6 +18,10 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '003-knowledge': knowledge(types),
     '004-agents': agents(types),
     '005-pipelines': pipelines(types),
+    '006-executions': executions(types),
+    '007-routing': routing(types),
+    '008-voice': voice(types),
+    '009-sessions': sessions(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

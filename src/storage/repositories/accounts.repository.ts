@@ -2,13 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 import { pageOf } from './paging.js';
-
-export interface Account {
-  id: string;
-  name: string;
-  kind: 'owner' | 'member';
-  createdAt: string;
-}
+import type { Account } from '../../accounts/account.js';
 
 function toAccount(row: DatabaseSchema['accounts']): Account {
   return { id: row.id, name: row.name, kind: row.kind, createdAt: row.created_at };

@@ -1,28 +1,8 @@
 // Agents: an account's own, and public ones of other accounts that it may read and execute.
 import type { Kysely, Selectable } from 'kysely';
+import type { Agent, AgentPatch } from '../../agents/agent.js';
 import type { DatabaseSchema } from '../schema.js';
 import { pageOf } from './paging.js';
-
-export interface Agent {
-  id: string;
-  accountId: string;
-  name: string;
-  description: string;
-  agentType: string;
-  modelId: string | null;
-  isPublic: boolean;
-  configuration: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface AgentPatch {
-  name?: string;
-  description?: string;
-  modelId?: string | null;
-  isPublic?: boolean;
-  configuration?: Record<string, unknown>;
-}
 
 function toAgent(row: Selectable<DatabaseSchema['agents']>): Agent {
   return {

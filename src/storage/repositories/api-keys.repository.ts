@@ -3,28 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Scope } from '../../auth/scopes.js';
 import type { DatabaseSchema } from '../schema.js';
 import { pageOf } from './paging.js';
-
-export interface ApiKeyRecord {
-  id: string;
-  accountId: string;
-  name: string;
-  keyHash: string;
-  displayKey: string;
-  scopes: Scope[];
-  tier: string;
-  allowedIps: string[];
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-}
-
-export type AccountKind = 'owner' | 'member';
-
-/** A key record with its account's kind, as the authenticator needs it. */
-export interface CredentialRecord extends ApiKeyRecord {
-  accountKind: AccountKind;
-}
+import type { ApiKeyRecord, CredentialRecord } from '../../auth/api-key.js';
 
 function toRecord(row: DatabaseSchema['api_keys']): ApiKeyRecord {
   return {

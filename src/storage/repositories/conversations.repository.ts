@@ -3,58 +3,22 @@
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 import { pageOf } from './paging.js';
-
-export type ConversationStatus = 'active' | 'archived';
-export type MessageRole = 'system' | 'user' | 'assistant';
-
-export interface Conversation {
-  id: string;
-  accountId: string;
-  userId: string | null;
-  title: string;
-  description: string;
-  model: string | null;
-  systemPrompt: string | null;
-  status: ConversationStatus;
-  metadata: Record<string, unknown>;
-  templateName: string | null;
-  templateVariables: Record<string, string> | null;
-  messageCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface StoredMessage {
-  id: string;
-  conversationId: string;
-  seq: number;
-  role: MessageRole;
-  content: string;
-  model: string | null;
-  promptTokens: number | null;
-  completionTokens: number | null;
-  latencyMs: number | null;
-  finishReason: string | null;
-  createdAt: string;
-}
-
-export type NewMessage = Omit<StoredMessage, 'conversationId' | 'seq'>;
+import type {
+  ConversationStatus,
+  Conversation,
+  StoredMessage,
+  NewMessage,
+  ConversationQuery,
+} from '../../conversations/conversation.js';
 
 export interface ConversationPatch {
   title?: string;
+  model?: string;
   description?: string;
   status?: ConversationStatus;
   metadata?: Record<string, unknown>;
   templateName?: string | null;
   templateVariables?: Record<string, string> | null;
-}
-
-export interface ConversationQuery {
-  userId: string;
-  status: ConversationStatus | 'all';
-  order: 'asc' | 'desc';
-  limit: number;
-  offset: number;
 }
 
 function toConversation(row: DatabaseSchema['conversations']): Conversation {
@@ -98,8 +62,8 @@ function toMessage(row: DatabaseSchema['messages']): StoredMessage {
 export class ConversationsRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  async insert(conversation: Conversation): Promise<void> {
-    await this.db
+  async insert(conversation: Conversation, db: Kysely<DatabaseSchema> = this.db): Promise<void> {
+    await db
       .insertInto('conversations')
       .values({
         id: conversation.id,
@@ -160,6 +124,7 @@ export class ConversationsRepository {
         updated_at: updatedAt,
         ...(patch.title === undefined ? {} : { title: patch.title }),
         ...(patch.description === undefined ? {} : { description: patch.description }),
+        ...(patch.model === undefined ? {} : { model: patch.model }),
         ...(patch.status === undefined ? {} : { status: patch.status }),
         ...(patch.metadata === undefined ? {} : { metadata: JSON.stringify(patch.metadata) }),
         ...(patch.templateName === undefined ? {} : { template_name: patch.templateName }),
@@ -189,8 +154,9 @@ export class ConversationsRepository {
   /**
    * Appends messages in order, in one transaction: the conversation's counter is raised first
    * (which locks its row), so concurrent appends to one conversation never interleave or collide.
-   * `titleIfEmpty` fills an empty title. Returns the stored messages, or undefined when the
-   * conversation is not in the account.
+   * `titleIfEmpty` fills an empty title. `create` is a conversation to insert first, in the same
+   * transaction (a first turn: nothing is stored unless its answer is). Returns the stored
+   * messages, or undefined when the conversation is not in the account.
    */
   async appendMessages(
     accountId: string,
@@ -198,8 +164,10 @@ export class ConversationsRepository {
     messages: readonly NewMessage[],
     updatedAt: string,
     titleIfEmpty?: string,
+    create?: Conversation,
   ): Promise<StoredMessage[] | undefined> {
     return this.db.transaction().execute(async (transaction) => {
+      if (create !== undefined) await this.insert(create, transaction);
       const counted = await transaction
         .updateTable('conversations')
         .set((eb) => ({
@@ -244,6 +212,7 @@ export class ConversationsRepository {
               latency_ms: message.latencyMs,
               finish_reason: message.finishReason,
               created_at: message.createdAt,
+              api_key_id: message.apiKeyId ?? null,
             })),
           )
           .execute();

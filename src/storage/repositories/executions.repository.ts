@@ -1,47 +1,26 @@
-// Execution records: created when a run starts, finished once as completed or failed.
-import type { Insertable, Kysely } from 'kysely';
+// Execution records and their stage records: the one place that maps them to rows and back.
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type {
+  Execution,
+  ExecutionError,
+  ExecutionOutcome,
+  StagePlan,
+  StageRecord,
+  StageUpdate,
+} from '../../executions/execution.js';
 import type { DatabaseSchema } from '../schema.js';
+import { pageOf } from './paging.js';
 
-export type ExecutionStatus = 'running' | 'completed' | 'failed';
-
-export interface ExecutionError {
-  message: string;
-  type: string;
-  code: string;
-  [detail: string]: unknown;
-}
-
-export interface Execution {
-  id: string;
-  accountId: string;
-  kind: 'agent' | 'pipeline';
-  agentId: string | null;
-  pipelineId: string | null;
-  conversationId: string | null;
-  status: ExecutionStatus;
-  input: Record<string, unknown>;
-  output: Record<string, unknown> | null;
-  error: ExecutionError | null;
-  tokensUsed: number;
-  executionTimeMs: number | null;
-  createdAt: string;
-  completedAt: string | null;
-}
-
-export interface ExecutionOutcome {
-  status: 'completed' | 'failed';
-  output: Record<string, unknown> | null;
-  error: ExecutionError | null;
-  tokensUsed: number;
-  executionTimeMs: number;
-  completedAt: string;
-}
+type ExecutionRow = Selectable<DatabaseSchema['executions']>;
+type StageRow = Selectable<DatabaseSchema['execution_stages']>;
 
 function parseJson<T>(text: string | null): T | null {
   return text === null ? null : (JSON.parse(text) as T);
 }
 
-export function toExecution(row: DatabaseSchema['executions']): Execution {
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+
+function toExecution(row: ExecutionRow): Execution {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -49,6 +28,7 @@ export function toExecution(row: DatabaseSchema['executions']): Execution {
     agentId: row.agent_id,
     pipelineId: row.pipeline_id,
     conversationId: row.conversation_id,
+    userId: row.user_id,
     status: row.status,
     input: JSON.parse(row.input) as Record<string, unknown>,
     output: parseJson<Record<string, unknown>>(row.output),
@@ -57,11 +37,12 @@ export function toExecution(row: DatabaseSchema['executions']): Execution {
     executionTimeMs: row.execution_time_ms === null ? null : Number(row.execution_time_ms),
     createdAt: row.created_at,
     completedAt: row.completed_at,
+    apiKeyId: row.api_key_id,
   };
 }
 
-/** The row of a run that has just started on instance `instanceId`. */
-export function runningExecutionRow(
+/** The one row builder: an execution as it is inserted, running on `instanceId`. */
+function executionRow(
   execution: Execution,
   instanceId: string,
 ): Insertable<DatabaseSchema['executions']> {
@@ -72,42 +53,128 @@ export function runningExecutionRow(
     agent_id: execution.agentId,
     pipeline_id: execution.pipelineId,
     conversation_id: execution.conversationId,
-    status: 'running',
+    user_id: execution.userId,
+    status: execution.status,
     input: JSON.stringify(execution.input),
-    output: null,
-    error: null,
-    tokens_used: 0,
-    execution_time_ms: null,
+    output: json(execution.output),
+    error: json(execution.error),
+    tokens_used: execution.tokensUsed,
+    execution_time_ms: execution.executionTimeMs,
     created_at: execution.createdAt,
-    completed_at: null,
+    completed_at: execution.completedAt,
     instance_id: instanceId,
+    api_key_id: execution.apiKeyId,
+  };
+}
+
+function toStage(row: StageRow): StageRecord {
+  return {
+    id: row.id,
+    executionId: row.execution_id,
+    position: Number(row.position),
+    stageId: row.stage_id,
+    name: row.name,
+    agentId: row.agent_id,
+    status: row.status,
+    attempts: Number(row.attempts),
+    input: parseJson(row.input),
+    output: parseJson(row.output),
+    error: parseJson(row.error),
+    tokensUsed: Number(row.tokens_used),
+    executionTimeMs: row.execution_time_ms === null ? null : Number(row.execution_time_ms),
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
   };
 }
 
 export class ExecutionsRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  async insertRunning(execution: Execution, instanceId: string): Promise<void> {
-    await this.db
-      .insertInto('executions')
-      .values(runningExecutionRow(execution, instanceId))
-      .execute();
+  /** The execution and one pending record per planned stage, in one transaction. */
+  async insert(
+    execution: Execution,
+    instanceId: string,
+    stages: ReadonlyArray<{ id: string; plan: StagePlan }>,
+  ): Promise<void> {
+    await this.db.transaction().execute(async (transaction) => {
+      await transaction
+        .insertInto('executions')
+        .values(executionRow(execution, instanceId))
+        .execute();
+      if (stages.length === 0) return;
+      await transaction
+        .insertInto('execution_stages')
+        .values(
+          stages.map(({ id, plan }, position) => ({
+            id,
+            execution_id: execution.id,
+            position,
+            stage_id: plan.stageId,
+            name: plan.name,
+            agent_id: plan.agentId,
+            status: 'pending' as const,
+            attempts: 0,
+            input: null,
+            output: null,
+            error: null,
+            tokens_used: 0,
+            execution_time_ms: null,
+            started_at: null,
+            completed_at: null,
+          })),
+        )
+        .execute();
+    });
   }
 
-  /** Records how a run ended; a run already finished is left as it was. */
-  async finish(id: string, outcome: ExecutionOutcome): Promise<void> {
+  /**
+   * Records how a run ended; a run already finished is left as it was. A failed run's stages that
+   * had not finished are recorded skipped in the same transaction.
+   */
+  async finish(id: string, outcome: ExecutionOutcome & { completedAt: string }): Promise<boolean> {
+    return this.db.transaction().execute(async (transaction) => {
+      const result = await transaction
+        .updateTable('executions')
+        .set({
+          status: outcome.status,
+          output: json(outcome.output),
+          error: json(outcome.error),
+          tokens_used: outcome.tokensUsed,
+          execution_time_ms: outcome.executionTimeMs,
+          completed_at: outcome.completedAt,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      if (outcome.status === 'failed') {
+        await transaction
+          .updateTable('execution_stages')
+          .set({ status: 'skipped' })
+          .where('execution_id', '=', id)
+          .where('status', 'in', ['pending', 'running'])
+          .execute();
+      }
+      return Number(result.numUpdatedRows) > 0;
+    });
+  }
+
+  async updateStage(id: string, update: StageUpdate): Promise<void> {
     await this.db
-      .updateTable('executions')
+      .updateTable('execution_stages')
       .set({
-        status: outcome.status,
-        output: outcome.output === null ? null : JSON.stringify(outcome.output),
-        error: outcome.error === null ? null : JSON.stringify(outcome.error),
-        tokens_used: outcome.tokensUsed,
-        execution_time_ms: outcome.executionTimeMs,
-        completed_at: outcome.completedAt,
+        status: update.status,
+        ...(update.attempts === undefined ? {} : { attempts: update.attempts }),
+        ...(update.input === undefined ? {} : { input: json(update.input) }),
+        ...(update.output === undefined ? {} : { output: json(update.output) }),
+        ...(update.error === undefined ? {} : { error: json(update.error) }),
+        ...(update.tokensUsed === undefined ? {} : { tokens_used: update.tokensUsed }),
+        ...(update.executionTimeMs === undefined
+          ? {}
+          : { execution_time_ms: update.executionTimeMs }),
+        ...(update.startedAt === undefined ? {} : { started_at: update.startedAt }),
+        ...(update.completedAt === undefined ? {} : { completed_at: update.completedAt }),
       })
       .where('id', '=', id)
-      .where('status', '=', 'running')
       .execute();
   }
 
@@ -119,5 +186,97 @@ export class ExecutionsRepository {
       .where('account_id', '=', accountId)
       .executeTakeFirst();
     return row === undefined ? undefined : toExecution(row);
+  }
+
+  async stagesOf(executionId: string): Promise<StageRecord[]> {
+    const rows = await this.db
+      .selectFrom('execution_stages')
+      .selectAll()
+      .where('execution_id', '=', executionId)
+      .orderBy('position', 'asc')
+      .execute();
+    return rows.map(toStage);
+  }
+
+  async listForPipeline(
+    accountId: string,
+    pipelineId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ executions: Execution[]; total: number }> {
+    const { rows, total } = await pageOf(
+      this.db
+        .selectFrom('executions')
+        .where('account_id', '=', accountId)
+        .where('pipeline_id', '=', pipelineId),
+      page,
+      (query) => query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    );
+    return { executions: rows.map(toExecution), total };
+  }
+
+  /**
+   * Fails every running execution whose instance is not among those beating since `aliveSince`
+   * (its running stage failed with `error`, pending ones skipped); answers their ids.
+   */
+  async failOrphaned(
+    aliveSince: string,
+    error: ExecutionError,
+    completedAt: string,
+  ): Promise<string[]> {
+    const db = this.db;
+    const alive = db.selectFrom('instances').select('id').where('heartbeat_at', '>', aliveSince);
+    const orphaned = await db
+      .selectFrom('executions')
+      .select('id')
+      .where('status', '=', 'running')
+      .where((eb) => eb.or([eb('instance_id', 'is', null), eb('instance_id', 'not in', alive)]))
+      .execute();
+    if (orphaned.length === 0) return [];
+    const ids = orphaned.map((row) => row.id);
+    const errorJson = JSON.stringify(error);
+    await db.transaction().execute(async (transaction) => {
+      await transaction
+        .updateTable('executions')
+        .set({ status: 'failed', error: errorJson, completed_at: completedAt })
+        .where('id', 'in', ids)
+        .where('status', '=', 'running')
+        .execute();
+      await transaction
+        .updateTable('execution_stages')
+        .set({ status: 'failed', error: errorJson, completed_at: completedAt })
+        .where('execution_id', 'in', ids)
+        .where('status', '=', 'running')
+        .execute();
+      await transaction
+        .updateTable('execution_stages')
+        .set({ status: 'skipped' })
+        .where('execution_id', 'in', ids)
+        .where('status', '=', 'pending')
+        .execute();
+    });
+    return ids;
+  }
+
+  // Instances: the heartbeat that tells running executions of live instances from orphans.
+
+  async registerInstance(id: string, now: string): Promise<void> {
+    await this.db
+      .insertInto('instances')
+      .values({ id, started_at: now, heartbeat_at: now })
+      .execute();
+  }
+
+  async beat(id: string, now: string): Promise<void> {
+    await this.db
+      .updateTable('instances')
+      .set({ heartbeat_at: now })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Removes this instance's row, and rows of instances silent since `staleBefore`. */
+  async unregisterInstance(id: string, staleBefore: string): Promise<void> {
+    await this.db.deleteFrom('instances').where('id', '=', id).execute();
+    await this.db.deleteFrom('instances').where('heartbeat_at', '<', staleBefore).execute();
   }
 }

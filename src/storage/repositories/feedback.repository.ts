@@ -1,19 +1,7 @@
 // Feedback on messages: one entry per message and user, a later one replacing the earlier.
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
-
-export interface Feedback {
-  id: string;
-  accountId: string;
-  conversationId: string;
-  messageId: string;
-  userId: string;
-  feedbackType: string;
-  feedbackValue: number;
-  comment: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+import type { Feedback } from '../../feedback/feedback.js';
 
 function toFeedback(row: DatabaseSchema['feedback']): Feedback {
   return {

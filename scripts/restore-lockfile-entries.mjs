@@ -1,0 +1,41 @@
+// Puts back the lockfile entries of node-llama-cpp's platform packages that a plain `npm install`
+// on a machine whose registry lacks them drops (see docs/decisions.md), copied from git's HEAD and
+// placed where HEAD had them. Usage, after any `npm install`: node scripts/restore-lockfile-entries.mjs
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const head = JSON.parse(
+  execFileSync('git', ['show', 'HEAD:package-lock.json'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  }),
+);
+const current = JSON.parse(readFileSync('package-lock.json', 'utf8'));
+const wanted = current.packages['node_modules/node-llama-cpp']?.version;
+const entries = Object.entries(current.packages);
+const headKeys = Object.keys(head.packages);
+let restored = 0;
+for (const [index, path] of headKeys.entries()) {
+  if (!path.startsWith('node_modules/@node-llama-cpp/')) continue;
+  if (current.packages[path] !== undefined) continue;
+  const entry = head.packages[path];
+  if (wanted !== undefined && entry.version !== wanted) {
+    console.error(
+      `${path}: HEAD has ${entry.version} but node-llama-cpp is ${wanted}; edit it by hand`,
+    );
+    continue;
+  }
+  // After the nearest entry that precedes it in HEAD and is still present.
+  let after = -1;
+  for (let back = index - 1; back >= 0 && after === -1; back -= 1) {
+    after = entries.findIndex(([key]) => key === headKeys[back]);
+  }
+  entries.splice(after + 1, 0, [path, entry]);
+  current.packages[path] = entry;
+  restored += 1;
+}
+if (restored > 0) {
+  current.packages = Object.fromEntries(entries);
+  writeFileSync('package-lock.json', `${JSON.stringify(current, null, 2)}\n`);
+}
+console.log(`restored ${restored} @node-llama-cpp lockfile entries`);

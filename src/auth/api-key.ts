@@ -1,0 +1,23 @@
+// An API key as the domain sees it: its record (never the key itself, only its hash) and owner.
+import type { AccountKind } from '../accounts/account.js';
+import type { Scope } from './scopes.js';
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  keyHash: string;
+  displayKey: string;
+  scopes: Scope[];
+  tier: string;
+  allowedIps: string[];
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** A key record with its account's kind, as the authenticator needs it. */
+export interface CredentialRecord extends ApiKeyRecord {
+  accountKind: AccountKind;
+}

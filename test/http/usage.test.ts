@@ -1,0 +1,160 @@
+// GET /v1/usage on every dialect: requests, tokens and latency from stored turns and executions,
+// per key, per model and per source, in time buckets; filters, bounds, and account isolation.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allDialects } from '../support/dialects.js';
+import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
+import { bearer, createAccount, createKey } from '../support/test-app.js';
+
+interface Figures {
+  requests: number;
+  failed: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  average_latency_ms: number | null;
+  max_latency_ms: number | null;
+}
+interface UsageJson {
+  bucket: string;
+  buckets: string[];
+  totals: Figures;
+  points: (Figures & { start: string })[];
+  by_key: { key_id: string | null; name: string | null; totals: Figures }[];
+  by_model: { model: string | null; totals: Figures }[];
+  by_source: { source: string; totals: Figures }[];
+  recent_activity: { source: string; id: string; key_id: string | null }[];
+}
+
+describe.each(allDialects)('usage on $name', (dialect) => {
+  let harness: ChatHarness;
+  let second: { id: string; key: string };
+  const chatUsage: { prompt: number; completion: number }[] = [];
+  let executionId = '';
+
+  beforeAll(async () => {
+    harness = await startChatHarness({ dialect });
+    second = await createKey(harness.app, harness.adminKey, {
+      name: 'second',
+      scopes: ['chat:write'],
+    });
+    const chat = async (key: string, content: string, model?: string) => {
+      const response = await harness.app.inject({
+        method: 'POST',
+        url: '/v1/chat',
+        headers: bearer(key),
+        payload: {
+          user_id: 'u1',
+          messages: [{ role: 'user', content }],
+          ...(model === undefined ? {} : { model }),
+        },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      const usage = response.json<{ usage: { prompt_tokens: number; completion_tokens: number } }>()
+        .usage;
+      chatUsage.push({ prompt: usage.prompt_tokens, completion: usage.completion_tokens });
+    };
+    await chat(harness.adminKey, 'first question');
+    await chat(harness.adminKey, 'second question here');
+    await chat(second.key, 'from the second key', 'fake-backup');
+    const agent = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/agents',
+      headers: bearer(harness.adminKey),
+      payload: {
+        name: 'writer',
+        agent_type: 'GenerationAgent',
+        model_id: 'fake-chat',
+        configuration: {},
+      },
+    });
+    const run = await harness.app.inject({
+      method: 'POST',
+      url: `/v1/agents/${agent.json<{ id: string }>().id}/execute`,
+      headers: bearer(harness.adminKey),
+      payload: { query: 'write something' },
+    });
+    executionId = run.json<{ execution_id: string }>().execution_id;
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  const usage = (query = '', key = harness.adminKey) =>
+    harness.app.inject({ method: 'GET', url: `/v1/usage${query}`, headers: bearer(key) });
+
+  it('counts turns and executions per key, per model and per source', async () => {
+    const response = await usage();
+    expect(response.statusCode, response.body).toBe(200);
+    const body = response.json<UsageJson>();
+    const prompt = chatUsage.reduce((sum, item) => sum + item.prompt, 0);
+    const completion = chatUsage.reduce((sum, item) => sum + item.completion, 0);
+    expect(body.totals.requests).toBe(4);
+    expect(body.totals.prompt_tokens).toBe(prompt);
+    expect(body.totals.completion_tokens).toBe(completion);
+    expect(body.totals.total_tokens).toBeGreaterThan(prompt + completion); // plus the execution's
+    expect(body.totals.average_latency_ms).not.toBeNull();
+    expect(body.bucket).toBe('day');
+    expect(body.buckets.length).toBeGreaterThanOrEqual(7);
+    expect(body.points.reduce((sum, point) => sum + point.requests, 0)).toBe(4);
+
+    const secondGroup = body.by_key.find((group) => group.key_id === second.id);
+    expect(secondGroup?.totals.requests).toBe(1);
+    expect(secondGroup?.name).toBe('second');
+    const adminGroup = body.by_key.find((group) => group.key_id !== second.id);
+    expect(adminGroup?.totals.requests).toBe(3);
+
+    const byModel = Object.fromEntries(
+      body.by_model.map((group) => [group.model, group.totals.requests]),
+    );
+    expect(byModel).toEqual({ 'fake-chat': 3, 'fake-backup': 1 });
+    const bySource = Object.fromEntries(
+      body.by_source.map((group) => [group.source, group.totals.requests]),
+    );
+    expect(bySource).toEqual({ chat: 3, agent: 1 });
+    expect(body.recent_activity.map((item) => item.id)).toContain(executionId);
+    expect(body.recent_activity).toHaveLength(4);
+  });
+
+  it('filters by key and by model, and buckets by hour on request', async () => {
+    const byKey = (await usage(`?key_id=${second.id}`)).json<UsageJson>();
+    expect(byKey.totals.requests).toBe(1);
+    const byModel = (await usage('?model=fake-backup')).json<UsageJson>();
+    expect(byModel.totals.requests).toBe(1);
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const from = new Date(Date.now() - 3 * 3_600_000).toISOString();
+    const hourly = (await usage(`?from=${from}&to=${to}`)).json<UsageJson>();
+    expect(hourly.bucket).toBe('hour');
+    expect(hourly.buckets).toHaveLength(4);
+    expect(hourly.points).toHaveLength(1);
+    expect(hourly.points[0]?.start).toMatch(/T\d\d:00:00\.000Z$/);
+    const empty = (
+      await usage(`?from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z`)
+    ).json<UsageJson>();
+    expect(empty.totals.requests).toBe(0);
+  });
+
+  it('refuses bad ranges naming the parameter', async () => {
+    const cases: [string, string][] = [
+      ['?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z', 'from'],
+      ['?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z&bucket=hour', 'bucket'],
+      ['?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'from'],
+      ['?bucket=week', 'bucket'],
+      ['?from=yesterday', 'from'],
+    ];
+    for (const [query, param] of cases) {
+      const response = await usage(query);
+      expect(response.statusCode, query).toBe(400);
+      expect(response.json<{ error: { param: string } }>().error.param, query).toBe(param);
+    }
+  });
+
+  it('is for admin keys, and shows each account only its own usage', async () => {
+    const refused = await usage('', second.key);
+    expect(refused.statusCode).toBe(403);
+    const other = await createAccount(harness.app, harness.adminKey, 'other');
+    const theirs = (await usage('', other.admin_key)).json<UsageJson>();
+    expect(theirs.totals.requests).toBe(0);
+    expect(theirs.by_key).toEqual([]);
+    expect(theirs.recent_activity).toEqual([]);
+  });
+});

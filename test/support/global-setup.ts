@@ -1,0 +1,39 @@
+// Once per `vitest run`: a PostgreSQL database of this run's own, holding every test schema, and
+// dropped whole at the end. Dropping a schema while another process introspects the catalog
+// (Kysely's migrator does, at every start) fails that process with "schema does not exist"; with
+// one database per run, and no schema dropped before the run ends, parallel test files and
+// parallel runs of other checkouts cannot meet each other's drops.
+import { randomBytes } from 'node:crypto';
+import { userInfo } from 'node:os';
+import pg from 'pg';
+
+const adminUrl =
+  process.env.TEST_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/test`;
+
+async function run(url: string, statement: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query(statement);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export default async function setup(): Promise<() => Promise<void>> {
+  // Each project of the configuration runs this; the first one's database serves them all.
+  if (process.env.TEST_POSTGRES_RUN_URL !== undefined) return () => Promise.resolve();
+  const name = `platform_test_${randomBytes(6).toString('hex')}`;
+  // Without the right to create databases (or without PostgreSQL, which dialects.ts reports),
+  // the schemas go into the configured database as before.
+  if (!(await run(adminUrl, `create database ${name}`))) return () => Promise.resolve();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  process.env.TEST_POSTGRES_RUN_URL = url.toString();
+  return async () => {
+    await run(adminUrl, `drop database if exists ${name} with (force)`);
+  };
+}

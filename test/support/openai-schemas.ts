@@ -1,0 +1,140 @@
+// OpenAI's published JSON schemas for chat completions, models and errors (openai/openai-openapi,
+// MIT), read in place from the shared reference folder and compiled with Ajv's 2020-12 build, so
+// tests can hold every response of the OpenAI-compatible API to the letter of OpenAI's document.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { repositoryRoot } from './process.js';
+
+const fileName = 'openai-chat-completions.schemas.json';
+
+/**
+ * The vendored document sits in `../shared/reference/` beside the repository (where CI puts it);
+ * a worktree one level deeper (`wt/<name>`) finds it one folder further up.
+ */
+export function openAISchemasPath(): string {
+  const candidates = [
+    path.resolve(repositoryRoot, '../shared/reference', fileName),
+    path.resolve(repositoryRoot, '../../shared/reference', fileName),
+  ];
+  const found = candidates.find((candidate) => existsSync(candidate));
+  if (found === undefined) {
+    throw new Error(
+      `OpenAI's schemas (${fileName}) are not in ${candidates.join(' or ')}. ` +
+        'CI checks the shared folder out beside the repository; put it there to run this suite.',
+    );
+  }
+  return found;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/**
+ * OpenAI's document is OpenAPI 3.1, yet 21 of its schemas still say `nullable: true` (OpenAPI
+ * 3.0), a keyword JSON Schema 2020-12 does not have: left alone, Ajv would reject it as unknown (or
+ * ignore it without strict mode) and a chunk's `"finish_reason": null` would fail where OpenAI
+ * means it to pass. Each such schema becomes the 2020-12 union OpenAI intends: `type: T` becomes
+ * `type: [T, "null"]` (with `null` added to an `enum`), and a schema without `type` (a `$ref`)
+ * becomes `anyOf: [itself, {type: "null"}]`.
+ */
+export function nullableToUnions(schema: Json): Json {
+  if (Array.isArray(schema)) return schema.map(nullableToUnions);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const converted: { [key: string]: Json } = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key !== 'nullable') converted[key] = nullableToUnions(value);
+  }
+  if (schema.nullable !== true) return converted;
+  const type = converted.type;
+  if (typeof type === 'string' || Array.isArray(type)) {
+    const types = Array.isArray(type) ? type : [type];
+    converted.type = types.includes('null') ? types : [...types, 'null'];
+    const values = converted.enum;
+    if (Array.isArray(values) && !values.includes(null)) converted.enum = [...values, null];
+    return converted;
+  }
+  const { description, ...rest } = converted;
+  return {
+    ...(description === undefined ? {} : { description }),
+    anyOf: [rest, { type: 'null' }],
+  };
+}
+
+/** Keywords of the document that are OpenAPI or vendor annotations, not validation. */
+function annotationKeywords(schema: Json, found = new Set<string>()): Set<string> {
+  if (Array.isArray(schema)) schema.forEach((item) => annotationKeywords(item, found));
+  else if (schema !== null && typeof schema === 'object') {
+    for (const [key, value] of Object.entries(schema)) {
+      if (key.startsWith('x-') || key === 'example' || key === 'discriminator') found.add(key);
+      // Property names are data, not keywords.
+      if (key === 'properties' && value !== null && typeof value === 'object') {
+        Object.values(value).forEach((property) => annotationKeywords(property, found));
+      } else annotationKeywords(value, found);
+    }
+  }
+  return found;
+}
+
+export type OpenAISchemaName =
+  | 'CreateChatCompletionResponse'
+  | 'CreateChatCompletionStreamResponse'
+  | 'ListModelsResponse'
+  | 'Model'
+  | 'ErrorResponse';
+
+export interface OpenAISchemas {
+  /** The validation errors of `value` against the named schema, as readable lines; [] when valid. */
+  problems(name: OpenAISchemaName, value: unknown): string[];
+  /** The document's version, for messages. */
+  version: string;
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+function describeErrors(errors: ErrorObject[] | null | undefined): string[] {
+  return (errors ?? []).map(
+    (error) =>
+      `${error.instancePath || '(root)'} ${error.message ?? error.keyword} ${JSON.stringify(error.params)}`,
+  );
+}
+
+let loaded: OpenAISchemas | undefined;
+
+export function openAISchemas(): OpenAISchemas {
+  if (loaded !== undefined) return loaded;
+  const document = JSON.parse(readFileSync(openAISchemasPath(), 'utf8')) as {
+    info: { version: string };
+    components: { schemas: Record<string, Json> };
+  };
+  const components = nullableToUnions(document.components);
+  // Strict (unknown keywords and formats are errors), except strictTypes: OpenAI's `Model` uses
+  // `required` without `type: "object"`, valid JSON Schema that Ajv's type lint flags.
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, allErrors: true });
+  addFormats(ajv);
+  // OpenAI's own integer format: seconds since the epoch.
+  ajv.addFormat('unixtime', {
+    type: 'number',
+    validate: (value: number) => Number.isSafeInteger(value) && value >= 0,
+  });
+  // `components` is the OpenAPI document's container of schemas, which the `$ref`s point into.
+  ajv.addVocabulary(['components', ...annotationKeywords(components)]);
+  ajv.addSchema({ $id: 'openai', components });
+  const validators = new Map<OpenAISchemaName, ValidateFunction>();
+  const validator = (name: OpenAISchemaName): ValidateFunction => {
+    let validate = validators.get(name);
+    if (validate === undefined) {
+      validate = ajv.compile({ $ref: `openai#/components/schemas/${name}` });
+      validators.set(name, validate);
+    }
+    return validate;
+  };
+  loaded = {
+    version: document.info.version,
+    problems(name, value) {
+      const validate = validator(name);
+      return validate(value) ? [] : describeErrors(validate.errors);
+    },
+  };
+  return loaded;
+}
