@@ -12,6 +12,9 @@ export default defineConfig({
     assetsDir: 'assets',
     sourcemap: false,
     chunkSizeWarningLimit: 1200,
+    // The audio worklet is loaded by URL (audioWorklet.addModule): inlined as a data: URL, the
+    // Content Security Policy (script-src 'self' with a nonce) refuses it, so it stays a file.
+    assetsInlineLimit: (file) => (file.endsWith('-worklet.js') ? false : undefined),
   },
   server: {
     proxy: {

@@ -96,33 +96,6 @@ export class ApiCallError extends Error {
   }
 }
 
-/**
- * JSON calls to operations the OpenAPI document does not list yet (routing, layout and voice are
- * built on other branches): the answer is `unknown` and each page checks what it reads.
- */
-export async function callJson(
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; data: unknown }> {
-  const response = await fetch(path, {
-    method,
-    credentials: 'same-origin',
-    headers: sessionHeaders(body !== undefined),
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let data: unknown;
-  try {
-    data = text === '' ? null : (JSON.parse(text) as unknown);
-  } catch {
-    data = text;
-  }
-  if (response.status === 401) for (const listener of unauthorizedListeners) listener();
-  if (!response.ok) throw new ApiCallError(response.status, data);
-  return { status: response.status, data };
-}
-
 /** Reads a `text/event-stream` body: yields each `data:` payload parsed as JSON. */
 export async function* readEventStream(response: Response): AsyncGenerator<unknown> {
   if (response.body === null) return;

@@ -1,56 +1,31 @@
 // An answer rendered through POST /v1/layout (its components: text, heading, list, steps, code,
-// table, chart, callout, quote, sources), or as plain Markdown while that endpoint does not exist.
-import { Alert, Blockquote, Code, List, Stack, Table, Text, Title, Anchor } from '@mantine/core';
+// table, chart, callout, quote, math, sources, divider, image), typed from the OpenAPI document;
+// plain Markdown while the answer streams, and when the layout cannot be had (feature off, error).
+import {
+  Alert,
+  Anchor,
+  Blockquote,
+  Code,
+  Divider,
+  Image,
+  List,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
 import { lazy, Suspense, useEffect, useState } from 'react';
 import Markdown from 'react-markdown';
 import remarkGfm from 'remark-gfm';
-import { callJson, ApiCallError } from '../api/client';
+import { api, unwrap, type paths } from '../api/client';
 
 const LayoutChart = lazy(() => import('./LayoutChart'));
 
-export interface LayoutComponent {
-  type: string;
-  id: string;
-  config: Record<string, unknown>;
-}
+type LayoutResponse = paths['/v1/layout']['post']['responses'][200]['content']['application/json'];
+export type LayoutComponent = LayoutResponse['layout']['components'][number];
 
 type LayoutState =
   { kind: 'pending' } | { kind: 'markdown' } | { kind: 'layout'; components: LayoutComponent[] };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function text(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number') return String(value);
-  if (isRecord(value) && typeof value.text === 'string') return value.text;
-  return '';
-}
-
-function items(config: Record<string, unknown>): unknown[] {
-  for (const key of ['items', 'steps', 'sources']) {
-    const value = config[key];
-    if (Array.isArray(value)) return value;
-  }
-  return [];
-}
-
-/** Reads `{success, layout: {components}}`; anything else means the layout cannot be used. */
-export function componentsOf(data: unknown): LayoutComponent[] | null {
-  if (!isRecord(data) || !isRecord(data.layout) || !Array.isArray(data.layout.components))
-    return null;
-  const components: LayoutComponent[] = [];
-  for (const component of data.layout.components) {
-    if (!isRecord(component) || typeof component.type !== 'string') return null;
-    components.push({
-      type: component.type,
-      id: typeof component.id === 'string' ? component.id : String(components.length),
-      config: isRecord(component.config) ? component.config : {},
-    });
-  }
-  return components;
-}
 
 function MarkdownAnswer({ content }: { content: string }) {
   return (
@@ -60,58 +35,80 @@ function MarkdownAnswer({ content }: { content: string }) {
   );
 }
 
+const calloutColours = {
+  note: 'blue',
+  tip: 'green',
+  important: 'violet',
+  warning: 'orange',
+  caution: 'red',
+} as const;
+
+/** One component of the layout, drawn from its published schema (`LayoutComponent*`). */
 function LayoutPart({ component }: { component: LayoutComponent }) {
-  const { config } = component;
   switch (component.type) {
     case 'heading': {
-      const level =
-        typeof config.level === 'number' ? Math.min(6, Math.max(3, config.level + 2)) : 4;
-      return <Title order={level as 3 | 4 | 5 | 6}>{text(config.text ?? config.content)}</Title>;
+      const level = Math.min(6, Math.max(3, component.config.level + 2)) as 3 | 4 | 5 | 6;
+      return <Title order={level}>{component.config.text}</Title>;
     }
     case 'text':
-      return <MarkdownAnswer content={text(config.text ?? config.content ?? config.markdown)} />;
+      return <MarkdownAnswer content={component.config.markdown} />;
     case 'list':
+      return (
+        <List>
+          {component.config.items.map((item, index) => (
+            <List.Item key={index}>
+              {item.checked === null ? '' : item.checked ? '☑ ' : '☐ '}
+              <InlineMarkdown content={item.markdown} />
+              {item.children.length > 0 && (
+                <List withPadding>
+                  {item.children.map((child, childIndex) => (
+                    <List.Item key={childIndex}>{child}</List.Item>
+                  ))}
+                </List>
+              )}
+            </List.Item>
+          ))}
+        </List>
+      );
     case 'steps':
       return (
-        <List
-          type={component.type === 'steps' || config.ordered === true ? 'ordered' : 'unordered'}
-        >
-          {items(config).map((item, index) => (
-            <List.Item key={index}>{text(item)}</List.Item>
+        <List type="ordered">
+          {component.config.steps.map((step) => (
+            <List.Item key={step.number}>
+              <InlineMarkdown content={step.markdown} />
+            </List.Item>
           ))}
         </List>
       );
     case 'code':
       return (
-        <Code
-          block
-          aria-label={`Code${typeof config.language === 'string' ? ` (${config.language})` : ''}`}
-        >
-          {text(config.code ?? config.content)}
+        <Code block aria-label={`Code (${component.config.language})`}>
+          {component.config.code}
         </Code>
       );
     case 'table': {
-      const columns = Array.isArray(config.columns) ? config.columns.map(text) : [];
-      const rows = Array.isArray(config.rows) ? config.rows : [];
+      const { columns, rows } = component.config;
       return (
         <Table withTableBorder withColumnBorders>
           <Table.Thead>
             <Table.Tr>
-              {columns.map((column, index) => (
-                <Table.Th key={index}>{column}</Table.Th>
+              {columns.map((column) => (
+                <Table.Th key={column.key} style={{ textAlign: column.align ?? undefined }}>
+                  {column.label}
+                </Table.Th>
               ))}
             </Table.Tr>
           </Table.Thead>
           <Table.Tbody>
             {rows.map((row, rowIndex) => (
               <Table.Tr key={rowIndex}>
-                {(Array.isArray(row)
-                  ? row
-                  : isRecord(row)
-                    ? columns.map((column) => row[column])
-                    : []
-                ).map((cell, cellIndex) => (
-                  <Table.Td key={cellIndex}>{text(cell)}</Table.Td>
+                {columns.map((column, cellIndex) => (
+                  <Table.Td
+                    key={column.key}
+                    style={{ textAlign: column.align ?? (column.numeric ? 'right' : undefined) }}
+                  >
+                    {row[cellIndex] === null ? '' : String(row[cellIndex])}
+                  </Table.Td>
                 ))}
               </Table.Tr>
             ))}
@@ -122,47 +119,55 @@ function LayoutPart({ component }: { component: LayoutComponent }) {
     case 'chart':
       return (
         <Suspense fallback={<Text size="sm">Loading the chart…</Text>}>
-          <LayoutChart config={config} />
+          <LayoutChart config={component.config} />
         </Suspense>
       );
     case 'callout':
       return (
         <Alert
-          color={config.tone === 'warning' ? 'orange' : 'blue'}
-          title={text(config.title) || undefined}
+          color={calloutColours[component.config.variant]}
+          title={component.config.variant[0]!.toUpperCase() + component.config.variant.slice(1)}
         >
-          {text(config.text ?? config.content)}
+          <MarkdownAnswer content={component.config.markdown} />
         </Alert>
       );
     case 'quote':
       return (
-        <Blockquote cite={text(config.cite ?? config.source) || undefined}>
-          {text(config.text ?? config.content)}
+        <Blockquote cite={component.config.attribution ?? undefined}>
+          {component.config.text}
         </Blockquote>
+      );
+    case 'math':
+      return (
+        <Code block aria-label="Formula">
+          {component.config.expression}
+        </Code>
       );
     case 'sources':
       return (
-        <List size="sm">
-          {items(config).map((item, index) => {
-            const url = isRecord(item) && typeof item.url === 'string' ? item.url : null;
-            const title = isRecord(item) ? text(item.title) || url || '' : text(item);
-            return (
-              <List.Item key={index}>
-                {url === null ? (
-                  title
-                ) : (
-                  <Anchor href={url} target="_blank" rel="noreferrer">
-                    {title}
-                  </Anchor>
-                )}
-              </List.Item>
-            );
-          })}
+        <List size="sm" aria-label="Sources">
+          {component.config.items.map((item, index) => (
+            <List.Item key={index}>
+              <Anchor href={item.url} target="_blank" rel="noreferrer">
+                {item.title || item.url}
+              </Anchor>
+            </List.Item>
+          ))}
         </List>
       );
-    default:
-      return <MarkdownAnswer content={text(config.text ?? config.content)} />;
+    case 'divider':
+      return <Divider />;
+    case 'image':
+      return <Image src={component.config.url} alt={component.config.alt} maw={480} />;
   }
+}
+
+function InlineMarkdown({ content }: { content: string }) {
+  return (
+    <Markdown remarkPlugins={[remarkGfm]} components={{ p: ({ children }) => <>{children}</> }}>
+      {content}
+    </Markdown>
+  );
 }
 
 export function Answer({ content, final }: { content: string; final: boolean }) {
@@ -171,16 +176,15 @@ export function Answer({ content, final }: { content: string; final: boolean }) 
   useEffect(() => {
     if (!final) return;
     let cancelled = false;
-    callJson('POST', '/v1/layout', { message: content })
-      .then(({ data }) => {
-        const components = componentsOf(data);
-        if (!cancelled)
-          setState(components === null ? { kind: 'markdown' } : { kind: 'layout', components });
+    api
+      .POST('/v1/layout', { body: { message: content } })
+      .then((result) => {
+        const { layout } = unwrap(result);
+        if (!cancelled) setState({ kind: 'layout', components: layout.components });
       })
-      .catch((error: unknown) => {
-        // 404: the layout engine is not in this build; any other failure: the text is still shown.
+      .catch(() => {
+        // Feature switched off or any failure: the answer's Markdown is still shown.
         if (!cancelled) setState({ kind: 'markdown' });
-        if (!(error instanceof ApiCallError)) console.warn('layout failed', error);
       });
     return () => {
       cancelled = true;

@@ -1,4 +1,5 @@
-// A layout's chart component ({labels, datasets[{label, data}]}), drawn with Recharts; loaded on demand.
+// A layout's chart component (schema LayoutComponentChart), drawn with Recharts; loaded on demand.
+import type { components } from '../api/client';
 import {
   Bar,
   BarChart,
@@ -14,29 +15,17 @@ import {
 
 const palette = ['#1971c2', '#e8590c', '#2f9e44', '#9c36b5', '#c92a2a'];
 
-export default function LayoutChart({ config }: { config: Record<string, unknown> }) {
-  const labels = Array.isArray(config.labels) ? config.labels.map(String) : [];
-  const datasets = Array.isArray(config.datasets)
-    ? config.datasets.filter(
-        (dataset): dataset is { label?: unknown; data: unknown[] } =>
-          typeof dataset === 'object' &&
-          dataset !== null &&
-          Array.isArray((dataset as { data?: unknown }).data),
-      )
-    : [];
+type ChartConfig = components['schemas']['LayoutComponentChart']['config'];
+
+export default function LayoutChart({ config }: { config: ChartConfig }) {
+  const { labels, datasets } = config;
   const rows = labels.map((label, index) => {
-    const row: Record<string, string | number> = { label };
-    datasets.forEach((dataset, position) => {
-      row[typeof dataset.label === 'string' ? dataset.label : `series ${position + 1}`] = Number(
-        dataset.data[index] ?? 0,
-      );
-    });
+    const row: Record<string, string | number | null> = { label };
+    for (const dataset of datasets) row[dataset.label] = dataset.data[index] ?? null;
     return row;
   });
-  const names = datasets.map((dataset, position) =>
-    typeof dataset.label === 'string' ? dataset.label : `series ${position + 1}`,
-  );
-  const Chart = config.chart_type === 'line' || config.type === 'line' ? LineChart : BarChart;
+  const names = datasets.map((dataset) => dataset.label);
+  const Chart = config.chart_type === 'line' ? LineChart : BarChart;
   return (
     <div
       role="img"

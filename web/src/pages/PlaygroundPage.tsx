@@ -21,6 +21,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { useSearchParams } from 'react-router';
 import { api, ApiCallError, readEventStream, sessionHeaders, unwrap } from '../api/client';
 import { Answer } from '../components/Answer';
+import { ThumbDownIcon, ThumbUpIcon } from '../components/icons';
 import { ErrorAlert, Page, useLoad } from '../components/common';
 
 interface Turn {
@@ -76,7 +77,7 @@ function Feedback({
           aria-label="Thumbs up"
           onClick={() => void send('thumbs_up')}
         >
-          <span aria-hidden="true">👍</span>
+          <ThumbUpIcon />
         </Button>
         <Button
           size="compact-sm"
@@ -84,7 +85,7 @@ function Feedback({
           aria-label="Thumbs down"
           onClick={() => void send('thumbs_down')}
         >
-          <span aria-hidden="true">👎</span>
+          <ThumbDownIcon />
         </Button>
         <Rating
           value={rating}

@@ -16,42 +16,22 @@ import {
   Title,
 } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
-import { api, callJson, unwrap } from '../api/client';
+import { api, unwrap, type paths } from '../api/client';
 import { ErrorAlert, Page, useLoad } from '../components/common';
 import { featureEnabled } from '../components/features';
 
-interface RouteResult {
-  route_to: string;
-  route_type: string;
-  confidence: number;
-  rationale: string;
-  intent?: { id?: string; category?: string; confidence?: number };
-  alternative_routes?: { route_to?: string; route_type?: string; confidence?: number }[];
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function asRoute(data: unknown): RouteResult | null {
-  if (!isRecord(data) || typeof data.route_to !== 'string') return null;
-  return {
-    route_to: data.route_to,
-    route_type: typeof data.route_type === 'string' ? data.route_type : '',
-    confidence: typeof data.confidence === 'number' ? data.confidence : 0,
-    rationale: typeof data.rationale === 'string' ? data.rationale : '',
-    intent: isRecord(data.intent) ? data.intent : undefined,
-    alternative_routes: Array.isArray(data.alternative_routes)
-      ? (data.alternative_routes as RouteResult['alternative_routes'])
-      : [],
-  };
-}
+type RouteResult =
+  paths['/v1/routing/route']['post']['responses'][200]['content']['application/json'];
+type PolicyBody =
+  paths['/v1/routing/policies']['post']['requestBody']['content']['application/json'];
+type RoutingStrategy = 'balanced' | 'quality' | 'cost' | 'latency';
+type RouteTarget = { type: 'agent' | 'pipeline' | 'model'; name: string };
 
 const examplePolicy = `{
-  "name": "code goes to the code model",
+  "name": "code questions go to the code model",
   "priority": 10,
   "conditions": { "intent_categories": ["CODE"] },
-  "actions": { "route_to": "gpt-4o" }
+  "actions": { "route_to": { "type": "model", "target": "gpt-4o" } }
 }`;
 
 export default function RoutingPage() {
@@ -66,29 +46,31 @@ export default function RoutingPage() {
   const [message, setMessage] = useState('');
   const [strategy, setStrategy] = useState<string | null>('balanced');
   const [route, setRoute] = useState<RouteResult | null>(null);
-  const [intent, setIntent] = useState<unknown>(null);
   const [target, setTarget] = useState<string | null>(null);
   const [taught, setTaught] = useState<string | null>(null);
   const [policyText, setPolicyText] = useState(examplePolicy);
   const [error, setError] = useState<unknown>(null);
   const policies = useLoad(
     async () =>
-      enabled.data === true ? (await callJson('GET', '/v1/routing/policies')).data : null,
+      enabled.data === true ? unwrap(await api.GET('/v1/routing/policies')).policies : null,
     [enabled.data],
   );
 
   const targets = [
     ...(agents.data?.agents ?? []).map((agent) => ({
-      value: agent.name,
+      value: JSON.stringify({ type: 'agent', name: agent.name } satisfies RouteTarget),
       label: `agent: ${agent.name}`,
     })),
     ...(pipelines.data?.pipelines ?? []).map((pipeline) => ({
-      value: pipeline.name,
+      value: JSON.stringify({ type: 'pipeline', name: pipeline.name } satisfies RouteTarget),
       label: `pipeline: ${pipeline.name}`,
     })),
     ...(models.data?.models ?? [])
       .filter((model) => model.type === 'chat')
-      .map((model) => ({ value: model.name, label: `model: ${model.name}` })),
+      .map((model) => ({
+        value: JSON.stringify({ type: 'model', name: model.name } satisfies RouteTarget),
+        label: `model: ${model.name}`,
+      })),
   ].filter(
     (option, index, all) => all.findIndex((other) => other.value === option.value) === index,
   );
@@ -98,17 +80,18 @@ export default function RoutingPage() {
     setError(null);
     setTaught(null);
     try {
-      const [intentAnswer, routeAnswer] = await Promise.all([
-        callJson('POST', '/v1/routing/intent', { message }),
-        callJson('POST', '/v1/routing/route', {
-          message,
-          ...(strategy === null
-            ? {}
-            : { context: { preferences: { routing_strategy: strategy } } }),
-        }),
-      ]);
-      setIntent(isRecord(intentAnswer.data) ? intentAnswer.data.intent : null);
-      setRoute(asRoute(routeAnswer.data));
+      setRoute(
+        unwrap(
+          await api.POST('/v1/routing/route', {
+            body: {
+              message,
+              ...(strategy === null
+                ? {}
+                : { context: { preferences: { routing_strategy: strategy as RoutingStrategy } } }),
+            },
+          }),
+        ),
+      );
     } catch (reason) {
       setError(reason);
     }
@@ -116,17 +99,15 @@ export default function RoutingPage() {
 
   async function teach() {
     if (target === null) return;
+    const chosen = JSON.parse(target) as RouteTarget;
     setError(null);
     try {
-      const answer = await callJson('POST', '/v1/routing/feedback', {
-        message,
-        selected_route: target,
-      });
-      const id =
-        isRecord(answer.data) && typeof answer.data.feedback_id === 'string'
-          ? answer.data.feedback_id
-          : '';
-      setTaught(`Taught: “${message}” → ${target} (${id}).`);
+      const answer = unwrap(
+        await api.POST('/v1/routing/feedback', {
+          body: { message, selected_route: chosen.name, route_type: chosen.type },
+        }),
+      );
+      setTaught(`Taught: “${message}” → ${answer.route_type} ${answer.route_to}.`);
     } catch (reason) {
       setError(reason);
     }
@@ -135,8 +116,16 @@ export default function RoutingPage() {
   async function createPolicy(event: FormEvent) {
     event.preventDefault();
     setError(null);
+    let definition: unknown;
     try {
-      await callJson('POST', '/v1/routing/policies', JSON.parse(policyText) as unknown);
+      definition = JSON.parse(policyText);
+    } catch {
+      setError(new Error('The policy is not valid JSON.'));
+      return;
+    }
+    try {
+      // The service validates the definition and names the field it refuses.
+      unwrap(await api.POST('/v1/routing/policies', { body: definition as PolicyBody }));
       policies.reload();
     } catch (reason) {
       setError(reason);
@@ -146,17 +135,18 @@ export default function RoutingPage() {
   async function deletePolicy(id: string) {
     setError(null);
     try {
-      await callJson('DELETE', `/v1/routing/policies/${encodeURIComponent(id)}`);
+      unwrap(
+        await api.DELETE('/v1/routing/policies/{policy_id}', {
+          params: { path: { policy_id: id } },
+        }),
+      );
       policies.reload();
     } catch (reason) {
       setError(reason);
     }
   }
 
-  const policyList =
-    isRecord(policies.data) && Array.isArray(policies.data.policies)
-      ? (policies.data.policies as Record<string, unknown>[])
-      : [];
+  const policyList = policies.data ?? [];
 
   return (
     <Page title="Routing">
@@ -220,12 +210,17 @@ export default function RoutingPage() {
                   <Text size="sm">confidence {route.confidence.toFixed(2)}</Text>
                 </Group>
                 <Text size="sm">{route.rationale}</Text>
-                {isRecord(intent) && (
-                  <Text size="sm">
-                    Intent {String(intent.category)} ({Number(intent.confidence ?? 0).toFixed(2)})
+                <Text size="sm">
+                  Intent {route.intent.category} ({route.intent.confidence.toFixed(2)}) · decided by{' '}
+                  {route.decided_by}
+                  {route.policy === null ? '' : ` (policy ${route.policy.name})`}
+                </Text>
+                {route.notices.map((notice) => (
+                  <Text size="sm" key={notice} c="dimmed">
+                    {notice}
                   </Text>
-                )}
-                {(route.alternative_routes ?? []).length > 0 && (
+                ))}
+                {route.alternative_routes.length > 0 && (
                   <Table>
                     <Table.Thead>
                       <Table.Tr>
@@ -235,11 +230,11 @@ export default function RoutingPage() {
                       </Table.Tr>
                     </Table.Thead>
                     <Table.Tbody>
-                      {(route.alternative_routes ?? []).map((alternative, index) => (
-                        <Table.Tr key={index}>
+                      {route.alternative_routes.map((alternative) => (
+                        <Table.Tr key={`${alternative.route_type}:${alternative.route_id}`}>
                           <Table.Td>{alternative.route_to}</Table.Td>
                           <Table.Td>{alternative.route_type}</Table.Td>
-                          <Table.Td>{(alternative.confidence ?? 0).toFixed(2)}</Table.Td>
+                          <Table.Td>{alternative.confidence.toFixed(2)}</Table.Td>
                         </Table.Tr>
                       ))}
                     </Table.Tbody>
@@ -282,10 +277,10 @@ export default function RoutingPage() {
             </Table.Thead>
             <Table.Tbody>
               {policyList.map((policy) => {
-                const id = typeof policy.id === 'string' ? policy.id : '';
+                const id = policy.id;
                 return (
                   <Table.Tr key={id}>
-                    <Table.Td>{typeof policy.name === 'string' ? policy.name : id}</Table.Td>
+                    <Table.Td>{policy.name}</Table.Td>
                     <Table.Td>
                       <Code block>{JSON.stringify(policy, null, 2)}</Code>
                     </Table.Td>

@@ -3,12 +3,30 @@
 // at once when the service says the user spoke over it (barge-in).
 import { Alert, Badge, Button, Card, Group, Select, Stack, Text, Title } from '@mantine/core';
 import { useEffect, useRef, useState } from 'react';
-import { api, callJson, unwrap } from '../api/client';
+import { api, unwrap } from '../api/client';
 import { ErrorAlert, Page, useLoad } from '../components/common';
 import { featureEnabled } from '../components/features';
 import workletUrl from '../voice/pcm-capture-worklet.js?url';
 
 const sampleRate = 16000;
+
+/** The voice stream's server messages the page uses (the AsyncAPI document at /asyncapi.json). */
+type VoiceEvent =
+  | { type: 'speech_started'; turn_id: string }
+  | { type: 'transcript'; turn_id: string; text: string; is_final: boolean }
+  | { type: 'text_response'; turn_id: string; delta: string; final: false }
+  | { type: 'text_response'; turn_id: string; text: string; final: true }
+  | {
+      type: 'audio_response';
+      turn_id: string;
+      audio: string;
+      format: string;
+      sample_rate: number;
+    }
+  | { type: 'interrupt'; turn_id: string; reason: string }
+  | { type: 'turn_end'; turn_id: string; interrupted: boolean }
+  | { type: 'ready' }
+  | { type: 'error'; error: { code: string; message: string } };
 
 interface Line {
   who: 'you' | 'assistant';
@@ -57,13 +75,13 @@ export default function VoicePage() {
     setSpeaking(false);
   }
 
-  async function play(message: Record<string, unknown>) {
+  async function play(message: Extract<VoiceEvent, { type: 'audio_response' }>) {
     const context = resources.current.context;
-    if (context === null || typeof message.audio !== 'string') return;
+    if (context === null) return;
     const bytes = base64ToBytes(message.audio);
     let buffer: AudioBuffer;
     if (message.format === 'pcm') {
-      const rate = typeof message.sample_rate === 'number' ? message.sample_rate : sampleRate;
+      const rate = message.sample_rate;
       const samples = new Int16Array(
         bytes.buffer,
         bytes.byteOffset,
@@ -90,11 +108,10 @@ export default function VoicePage() {
     };
   }
 
-  function handle(message: Record<string, unknown>) {
+  function handle(message: VoiceEvent) {
     switch (message.type) {
       case 'transcript': {
-        const text = typeof message.text === 'string' ? message.text : '';
-        const final = message.final === true || message.is_final === true;
+        const { text, is_final: final } = message;
         setLines((current) => {
           const last = current[current.length - 1];
           if (last !== undefined && last.who === 'you' && !last.final) {
@@ -105,19 +122,13 @@ export default function VoicePage() {
         break;
       }
       case 'text_response': {
-        const delta = [message.delta, message.text, message.content].find(
-          (value): value is string => typeof value === 'string',
-        );
-        const done = message.final === true || message.done === true;
         setLines((current) => {
           const last = current[current.length - 1];
-          if (last !== undefined && last.who === 'assistant' && !last.final) {
-            return [
-              ...current.slice(0, -1),
-              { who: 'assistant', text: last.text + (delta ?? ''), final: done },
-            ];
-          }
-          return [...current, { who: 'assistant', text: delta ?? '', final: done }];
+          const open = last !== undefined && last.who === 'assistant' && !last.final;
+          // Deltas add to the open answer; the final message carries the whole text.
+          const text = message.final ? message.text : (open ? last.text : '') + message.delta;
+          const line: Line = { who: 'assistant', text, final: message.final };
+          return open ? [...current.slice(0, -1), line] : [...current, line];
         });
         break;
       }
@@ -130,9 +141,12 @@ export default function VoicePage() {
         setLines((current) => current.map((line) => ({ ...line, final: true })));
         break;
       case 'error':
-        setError(message);
+        setError(new Error(message.error.message));
         break;
-      default:
+      case 'ready':
+      case 'speech_started':
+      case 'turn_end':
+        // Nothing to show: the state badge and the transcript already say it.
         break;
     }
   }
@@ -141,20 +155,16 @@ export default function VoicePage() {
     setError(null);
     setState('connecting');
     try {
-      const created = await callJson('POST', '/v1/voice/sessions', {
-        user_id: 'dashboard',
-        language_code: 'en-US',
-        sample_rate: sampleRate,
-        ...(model === null ? {} : { model }),
-      });
-      const session = created.data;
-      if (
-        !isRecord(session) ||
-        typeof session.websocket_url !== 'string' ||
-        typeof session.token !== 'string'
-      ) {
-        throw new Error('The voice session answer has no websocket_url and token.');
-      }
+      const session = unwrap(
+        await api.POST('/v1/voice/sessions', {
+          body: {
+            user_id: 'dashboard',
+            language_code: 'en-US',
+            sample_rate: sampleRate,
+            ...(model === null ? {} : { model }),
+          },
+        }),
+      );
       const stream = await navigator.mediaDevices.getUserMedia({
         audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true },
       });
@@ -169,7 +179,7 @@ export default function VoicePage() {
         if (typeof event.data !== 'string') return;
         try {
           const message: unknown = JSON.parse(event.data);
-          if (isRecord(message)) handle(message);
+          if (isRecord(message) && typeof message.type === 'string') handle(message as VoiceEvent);
         } catch {
           // not JSON: ignored
         }
