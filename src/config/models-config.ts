@@ -78,7 +78,8 @@ const languageTag = z
   .string()
   .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a language tag such as en or en-US');
 
-const modelFileSchema = z.strictObject({
+/** Where a model file comes from and how it is checked: local models and speech engines' files. */
+const modelFileFields = {
   source: z
     .string()
     .regex(/^(hf:[^/\s]+\/[^/\s]+\/\S+|https?:\/\/\S+)$/, "'hf:owner/repo/file' or a URL")
@@ -88,7 +89,8 @@ const modelFileSchema = z.strictObject({
     .string()
     .regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits')
     .optional(),
-});
+};
+const modelFileSchema = z.strictObject(modelFileFields);
 
 export const modelEntrySchema = z.strictObject({
   name: modelName,
@@ -121,15 +123,7 @@ export const modelEntrySchema = z.strictObject({
   /** openai-compatible: the server accepts `response_format: json_schema` (else JSON mode). */
   structured_outputs: z.boolean().optional(),
   // Local models only.
-  source: z
-    .string()
-    .regex(/^(hf:[^/\s]+\/[^/\s]+\/\S+|https?:\/\/\S+)$/, "'hf:owner/repo/file.gguf' or a URL")
-    .optional(),
-  file: z.string().min(1).optional(),
-  sha256: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits')
-    .optional(),
+  ...modelFileFields,
   threads: z.int().min(1).max(256).optional(),
   parallel: z.int().min(1).max(64).optional(),
   queue_size: z.int().min(0).max(10_000).optional(),

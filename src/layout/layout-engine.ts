@@ -5,6 +5,7 @@ import { lexMarkdown, type MarkdownToken, type MarkdownTokens } from '../text/ma
 import type { ComponentConfig, ComponentType, LayoutComponent } from './components.js';
 import {
   chooseTemplate,
+  contentTypes,
   templateCatalog,
   type ContentAnalysis,
   type ContentMeasures,
@@ -467,21 +468,7 @@ function dedupe(links: { title: string; url: string }[]): { title: string; url: 
   });
 }
 
-const typeOrder: ContentType[] = [
-  'text',
-  'headings',
-  'list',
-  'steps',
-  'code',
-  'table',
-  'chart_data',
-  'quote',
-  'callout',
-  'math',
-  'links',
-  'image',
-];
 
 function contentOrder(types: ReadonlySet<ContentType>): ContentType[] {
-  return typeOrder.filter((type) => types.has(type));
+  return contentTypes.filter((type) => types.has(type));
 }

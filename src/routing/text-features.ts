@@ -119,6 +119,29 @@ function pushTo(buffer: Uint32Array, length: number, id: number): Uint32Array {
 }
 
 /**
+ * Gathers the feature ids of `text` into the shared word and character buffers (their first
+ * `words` and `chars` entries), unsorted and with repeats.
+ */
+function gatherFeatures(
+  text: string,
+  withCharacters: boolean,
+  options: FeatureOptions,
+): { words: number; chars: number } {
+  let words = 0;
+  let chars = 0;
+  forEachFeature(text, withCharacters, options, (id, isCharacter) => {
+    if (isCharacter) {
+      charBuffer = pushTo(charBuffer, chars, id);
+      chars += 1;
+    } else {
+      wordBuffer = pushTo(wordBuffer, words, id);
+      words += 1;
+    }
+  });
+  return { words, chars };
+}
+
+/**
  * The TF-IDF vector of `text`: sublinear term frequency (1 + ln tf) times `idf(id)`, character
  * n-grams scaled by `charWeight` (a word yields many more of them than word features),
  * L2-normalised. Features whose idf is 0 are dropped. Occurrences are gathered in typed buffers
@@ -130,17 +153,7 @@ export function tfidfVector(
   charWeight: number,
   options: FeatureOptions = defaultFeatureOptions,
 ): SparseVector {
-  let words = 0;
-  let chars = 0;
-  forEachFeature(text, charWeight !== 0, options, (id, isCharacter) => {
-    if (isCharacter) {
-      charBuffer = pushTo(charBuffer, chars, id);
-      chars += 1;
-    } else {
-      wordBuffer = pushTo(wordBuffer, words, id);
-      words += 1;
-    }
-  });
+  const { words, chars } = gatherFeatures(text, charWeight !== 0, options);
   const ids: number[] = [];
   const weights: number[] = [];
   let norm = 0;
@@ -173,17 +186,7 @@ export function groupedFrequencies(
   text: string,
   options: FeatureOptions = defaultFeatureOptions,
 ): { words: SparseVector; characters: SparseVector } {
-  let words = 0;
-  let chars = 0;
-  forEachFeature(text, true, options, (id, isCharacter) => {
-    if (isCharacter) {
-      charBuffer = pushTo(charBuffer, chars, id);
-      chars += 1;
-    } else {
-      wordBuffer = pushTo(wordBuffer, words, id);
-      words += 1;
-    }
-  });
+  const { words, chars } = gatherFeatures(text, true, options);
   const collect = (buffer: Uint32Array): SparseVector => {
     buffer.sort();
     const ids: number[] = [];

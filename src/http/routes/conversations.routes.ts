@@ -12,8 +12,14 @@ import {
   ModelNameSchema,
   PageSchema,
   Timestamp,
+  UserIdSchema,
 } from '../schemas/common.js';
 import { principalOf, type App } from '../types.js';
+
+/** The spec's common `user_id` on an operation on one conversation. */
+const ConversationUserSchema = Type.Optional(
+  UserIdSchema("The spec's common parameter: when given, it must be the conversation's user."),
+);
 
 const Status = Type.Union([Type.Literal('active'), Type.Literal('archived')]);
 const Metadata = Type.Record(Type.String(), Type.Unknown(), {
@@ -257,14 +263,7 @@ export function conversationRoutes(app: App, services: Services): void {
             model: Type.Optional(
               ModelNameSchema('The chat model of the conversation’s next turns.'),
             ),
-            user_id: Type.Optional(
-              Type.String({
-                minLength: 1,
-                maxLength: 256,
-                description:
-                  "The spec's common parameter: when given, it must be the conversation's user.",
-              }),
-            ),
+            user_id: ConversationUserSchema,
           },
           { additionalProperties: false },
         ),
@@ -369,14 +368,7 @@ export function conversationRoutes(app: App, services: Services): void {
                 maxProperties: 50,
               }),
             ),
-            user_id: Type.Optional(
-              Type.String({
-                minLength: 1,
-                maxLength: 256,
-                description:
-                  "The spec's common parameter: when given, it must be the conversation's user.",
-              }),
-            ),
+            user_id: ConversationUserSchema,
           },
           { additionalProperties: false },
         ),

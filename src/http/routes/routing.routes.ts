@@ -1,5 +1,6 @@
 // Routing: intent classification, route recommendation, route feedback that teaches the router,
 // and the account's routing policies (spec operations 32–34 and the policy endpoints).
+import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { Principal } from '../../auth/authenticator.js';
 import { access, scopes } from '../../auth/scopes.js';
@@ -269,6 +270,19 @@ function callerOf(principal: Principal): RoutingCaller {
 
 export function routingRoutes(app: App, services: Services): void {
   const { routing } = services;
+  /** The caller, once the conversation the body names (if any) is known to be theirs (else 404). */
+  const checkedCaller = async (
+    request: FastifyRequest,
+    body: { conversation_id?: string; user_id?: string },
+  ): Promise<RoutingCaller> => {
+    const principal = principalOf(request);
+    await routing.checkConversation(
+      principal.accountId,
+      body.conversation_id ?? null,
+      body.user_id ?? null,
+    );
+    return callerOf(principal);
+  };
   app.addSchema(IntentSchema);
   app.addSchema(PolicySchema);
 
@@ -320,14 +334,9 @@ export function routingRoutes(app: App, services: Services): void {
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
       const body = request.body;
-      await routing.checkConversation(
-        principal.accountId,
-        body.conversation_id ?? null,
-        body.user_id ?? null,
-      );
-      const intent = await routing.classifyIntent(callerOf(principal), {
+      const caller = await checkedCaller(request, body);
+      const intent = await routing.classifyIntent(caller, {
         message: body.message,
         conversationId: body.conversation_id ?? null,
         model: body.model ?? null,
@@ -415,14 +424,9 @@ export function routingRoutes(app: App, services: Services): void {
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
       const body = request.body;
-      await routing.checkConversation(
-        principal.accountId,
-        body.conversation_id ?? null,
-        body.user_id ?? null,
-      );
-      const decision = await routing.route(callerOf(principal), {
+      const caller = await checkedCaller(request, body);
+      const decision = await routing.route(caller, {
         message: body.message,
         conversationId: body.conversation_id ?? null,
         history: body.context?.history ?? [],
@@ -472,14 +476,9 @@ export function routingRoutes(app: App, services: Services): void {
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
       const body = request.body;
-      await routing.checkConversation(
-        principal.accountId,
-        body.conversation_id ?? null,
-        body.user_id ?? null,
-      );
-      const taught = await routing.feedback(callerOf(principal), {
+      const caller = await checkedCaller(request, body);
+      const taught = await routing.feedback(caller, {
         message: body.message,
         selectedRoute: body.selected_route,
         routeType: body.route_type ?? null,

@@ -14,19 +14,7 @@ import type {
   TranscriptionRequest,
   Voice,
 } from '../speech-models.js';
-import { apiKeyOf, callSpeechApi, jsonOf, pcmFromBytes } from './speech-http.js';
-
-function baseUrlOf(definition: RemoteModelDefinition): string {
-  return (definition.baseUrl ?? 'https://api.deepgram.com').replace(/\/+$/, '');
-}
-
-function authorization(
-  definition: RemoteModelDefinition,
-  secrets: SecretSource,
-): Record<string, string> {
-  const key = apiKeyOf(definition, secrets);
-  return key === undefined ? {} : { authorization: `Token ${key}` };
-}
+import { authorizationOf, baseUrlOf, callSpeechApi, jsonOf, pcmFromBytes } from './speech-http.js';
 
 interface ListenResponse {
   results?: {
@@ -53,10 +41,13 @@ export class DeepgramTranscriptionModel implements TranscriptionModel {
     const response = await callSpeechApi(
       this.definition,
       () => ({
-        url: `${baseUrlOf(this.definition)}/v1/listen?${query.toString()}`,
+        url: `${baseUrlOf(this.definition, 'https://api.deepgram.com')}/v1/listen?${query.toString()}`,
         init: {
           method: 'POST',
-          headers: { ...authorization(this.definition, this.secrets), 'content-type': 'audio/wav' },
+          headers: {
+            ...authorizationOf(this.definition, this.secrets, 'Token'),
+            'content-type': 'audio/wav',
+          },
           body: wav,
         },
       }),
@@ -126,11 +117,11 @@ export class DeepgramSpeechModel implements SpeechModel {
     const response = await callSpeechApi(
       this.definition,
       () => ({
-        url: `${baseUrlOf(this.definition)}/v1/speak?${query.toString()}`,
+        url: `${baseUrlOf(this.definition, 'https://api.deepgram.com')}/v1/speak?${query.toString()}`,
         init: {
           method: 'POST',
           headers: {
-            ...authorization(this.definition, this.secrets),
+            ...authorizationOf(this.definition, this.secrets, 'Token'),
             'content-type': 'application/json',
           },
           body: JSON.stringify({ text: request.text }),

@@ -12,19 +12,7 @@ import type {
   TranscriptionRequest,
   Voice,
 } from '../speech-models.js';
-import { apiKeyOf, callSpeechApi, jsonOf, pcmFromBytes } from './speech-http.js';
-
-function baseUrlOf(definition: RemoteModelDefinition): string {
-  return (definition.baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
-}
-
-function headersOf(
-  definition: RemoteModelDefinition,
-  secrets: SecretSource,
-): Record<string, string> {
-  const key = apiKeyOf(definition, secrets);
-  return key === undefined ? {} : { authorization: `Bearer ${key}` };
-}
+import { authorizationOf, baseUrlOf, callSpeechApi, jsonOf, pcmFromBytes } from './speech-http.js';
 
 interface VerboseTranscription {
   text?: string;
@@ -73,8 +61,12 @@ export class OpenAiTranscriptionModel implements TranscriptionModel {
         form.append('response_format', 'verbose_json');
         if (request.language !== null) form.append('language', request.language.split('-')[0]!);
         return {
-          url: `${baseUrlOf(this.definition)}/audio/transcriptions`,
-          init: { method: 'POST', headers: headersOf(this.definition, this.secrets), body: form },
+          url: `${baseUrlOf(this.definition, 'https://api.openai.com/v1')}/audio/transcriptions`,
+          init: {
+            method: 'POST',
+            headers: authorizationOf(this.definition, this.secrets, 'Bearer'),
+            body: form,
+          },
         };
       },
       request.signal,
@@ -136,11 +128,11 @@ export class OpenAiSpeechModel implements SpeechModel {
     const response = await callSpeechApi(
       this.definition,
       () => ({
-        url: `${baseUrlOf(this.definition)}/audio/speech`,
+        url: `${baseUrlOf(this.definition, 'https://api.openai.com/v1')}/audio/speech`,
         init: {
           method: 'POST',
           headers: {
-            ...headersOf(this.definition, this.secrets),
+            ...authorizationOf(this.definition, this.secrets, 'Bearer'),
             'content-type': 'application/json',
           },
           body: JSON.stringify({

@@ -28,6 +28,21 @@ export function apiKeyOf(
   return definition.apiKeyEnv === null ? undefined : secrets.get(definition.apiKeyEnv);
 }
 
+/** The endpoint's base URL: the model's `base_url`, else the vendor's, without a trailing slash. */
+export function baseUrlOf(definition: RemoteModelDefinition, vendorDefault: string): string {
+  return (definition.baseUrl ?? vendorDefault).replace(/\/+$/, '');
+}
+
+/** The `authorization` header with the model's key under `scheme` (none without a key). */
+export function authorizationOf(
+  definition: RemoteModelDefinition,
+  secrets: SecretSource,
+  scheme: 'Bearer' | 'Token',
+): Record<string, string> {
+  const key = apiKeyOf(definition, secrets);
+  return key === undefined ? {} : { authorization: `${scheme} ${key}` };
+}
+
 /** Sends the request (built afresh per attempt) and returns a 2xx response. */
 export async function callSpeechApi(
   definition: RemoteModelDefinition,
