@@ -86,7 +86,6 @@ export class BullmqJobQueue implements JobQueue {
       async (job: Job<RunJob, string>, token?: string) => {
         const controller = new AbortController();
         this.running.set(job.data.executionId, controller);
-        const started = this.now();
         this.events.emit({ type: 'started', job: job.data });
         try {
           const result = await handler(job.data, controller.signal);
@@ -96,14 +95,7 @@ export class BullmqJobQueue implements JobQueue {
             this.events.emit({ type: 'handed-over', job: job.data });
             throw new WaitingError();
           }
-          this.events.emit({ type: 'completed', job: job.data, durationMs: this.now() - started });
           return result;
-        } catch (error) {
-          if (!(error instanceof WaitingError)) {
-            this.events.emit({ type: 'failed', job: job.data, error });
-            this.options.onError(job.data, error);
-          }
-          throw error;
         } finally {
           this.running.delete(job.data.executionId);
         }
@@ -119,6 +111,19 @@ export class BullmqJobQueue implements JobQueue {
         autorun: false,
       },
     );
+    // Outcomes once BullMQ has recorded them, so counts read after an event agree with it.
+    worker.on('completed', (job: Job<RunJob, string>) =>
+      this.events.emit({
+        type: 'completed',
+        job: job.data,
+        durationMs: (job.finishedOn ?? this.now()) - (job.processedOn ?? this.now()),
+      }),
+    );
+    worker.on('failed', (job: Job<RunJob, string> | undefined, error: Error) => {
+      if (job === undefined || error instanceof WaitingError) return;
+      this.events.emit({ type: 'failed', job: job.data, error });
+      this.options.onError(job.data, error);
+    });
     worker.on('error', (error: Error) =>
       this.options.onError({ executionId: '', accountId: '' }, error),
     );

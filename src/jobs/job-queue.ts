@@ -147,6 +147,7 @@ export class MemoryJobQueue implements JobQueue {
       const done = handler(job, controller.signal)
         .then(
           (result) => {
+            this.active.delete(job.executionId);
             if (result === 'handed-over') {
               this.events.emit({ type: 'handed-over', job });
               return;
@@ -155,15 +156,13 @@ export class MemoryJobQueue implements JobQueue {
             this.events.emit({ type: 'completed', job, durationMs: this.now() - started });
           },
           (error: unknown) => {
+            this.active.delete(job.executionId);
             this.totals.failed += 1;
             this.events.emit({ type: 'failed', job, error });
             this.options.onError(job, error);
           },
         )
-        .finally(() => {
-          this.active.delete(job.executionId);
-          this.pump();
-        });
+        .finally(() => this.pump());
       this.active.set(job.executionId, { controller, done });
     }
   }
