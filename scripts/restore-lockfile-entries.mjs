@@ -1,6 +1,6 @@
-// Puts back the lockfile entries of node-llama-cpp's platform packages that a plain `npm install`
-// on a machine whose registry lacks them drops (see docs/decisions.md), copied from git's HEAD and
-// placed where HEAD had them. Usage, after any `npm install`: node scripts/restore-lockfile-entries.mjs
+// Puts back the lockfile entries of node-llama-cpp's and msgpackr-extract's (BullMQ's) platform
+// packages that a plain `npm install` on a machine whose registry lacks them drops (see
+// docs/decisions.md), copied from git's HEAD and placed where HEAD had them. Usage, after any `npm install`: node scripts/restore-lockfile-entries.mjs
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
@@ -11,17 +11,23 @@ const head = JSON.parse(
   }),
 );
 const current = JSON.parse(readFileSync('package-lock.json', 'utf8'));
-const wanted = current.packages['node_modules/node-llama-cpp']?.version;
+/** Platform-package folder → the package whose version they must have. */
+const families = {
+  'node_modules/@node-llama-cpp/': 'node_modules/node-llama-cpp',
+  'node_modules/@msgpackr-extract/': 'node_modules/msgpackr-extract',
+};
 const entries = Object.entries(current.packages);
 const headKeys = Object.keys(head.packages);
 let restored = 0;
 for (const [index, path] of headKeys.entries()) {
-  if (!path.startsWith('node_modules/@node-llama-cpp/')) continue;
+  const family = Object.keys(families).find((prefix) => path.startsWith(prefix));
+  if (family === undefined) continue;
   if (current.packages[path] !== undefined) continue;
   const entry = head.packages[path];
+  const wanted = current.packages[families[family]]?.version;
   if (wanted !== undefined && entry.version !== wanted) {
     console.error(
-      `${path}: HEAD has ${entry.version} but node-llama-cpp is ${wanted}; edit it by hand`,
+      `${path}: HEAD has ${entry.version} but ${families[family]} is ${wanted}; edit it by hand`,
     );
     continue;
   }
@@ -38,4 +44,4 @@ if (restored > 0) {
   current.packages = Object.fromEntries(entries);
   writeFileSync('package-lock.json', `${JSON.stringify(current, null, 2)}\n`);
 }
-console.log(`restored ${restored} @node-llama-cpp lockfile entries`);
+console.log(`restored ${restored} platform-package lockfile entries`);

@@ -29,6 +29,7 @@ import {
 import { ExecutionService } from './executions/execution-service.js';
 import { InstanceRegistry } from './executions/instance-registry.js';
 import { newId } from './ids.js';
+import { MemoryJobQueue, type JobQueue, type RunJob } from './jobs/job-queue.js';
 import { PipelineRunner } from './pipelines/pipeline-runner.js';
 import { PipelineService } from './pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
@@ -87,6 +88,8 @@ export interface Services {
   readonly executions: ExecutionService;
   readonly pipelines: PipelineService;
   readonly pipelineRunner: PipelineRunner;
+  /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()` (metrics). */
+  readonly jobs: JobQueue;
   readonly routing: RoutingService;
 }
 
@@ -110,6 +113,41 @@ export interface ServiceOverrides {
   withoutRedis?: boolean;
   /** Redis channel of the executions' change feed (tests isolate themselves with it). */
   executionChannel?: string;
+  /** BullMQ key prefix of the job queue (tests isolate themselves with it). */
+  jobPrefix?: string;
+}
+
+/** A Redis key or channel name under the configured prefix (none: the name as it always was). */
+function redisName(config: AppConfig, name: string): string {
+  return config.redisKeyPrefix === '' ? name : `${config.redisKeyPrefix}:${name}`;
+}
+
+/**
+ * The queue of background runs: BullMQ on Redis when REDIS_URL is set (loaded only then), shared
+ * by every instance on that Redis and prefix; else in this process.
+ */
+async function createJobQueue(
+  config: AppConfig,
+  redis: Redis | null,
+  logger: Logger,
+  overrides: ServiceOverrides,
+): Promise<JobQueue> {
+  const onError = (job: RunJob, error: unknown) =>
+    logger.error(
+      { err: error, execution_id: job.executionId || undefined },
+      'background job failed',
+    );
+  if (redis === null) {
+    return new MemoryJobQueue({ concurrency: config.jobs.concurrency, onError });
+  }
+  const { BullmqJobQueue } = await import('./jobs/bullmq-job-queue.js');
+  return new BullmqJobQueue({
+    redis,
+    prefix: overrides.jobPrefix ?? redisName(config, 'bull'),
+    concurrency: config.jobs.concurrency,
+    lockMs: config.jobs.lockMs,
+    onError,
+  });
 }
 
 /** The PostgreSQL NOTIFY channel and default Redis channel of execution changes. */
@@ -130,7 +168,7 @@ function executionTransport(
   if (redis !== null) {
     return redisChangeTransport(
       redis,
-      overrides.executionChannel ?? executionChangesChannel,
+      overrides.executionChannel ?? redisName(config, executionChangesChannel),
       logger,
     );
   }
@@ -197,7 +235,7 @@ export async function createServices(
   const rateLimiter = new RateLimiter(
     config.rateLimits.tiers,
     redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis },
-    overrides.rateLimitPrefix ?? 'rl',
+    overrides.rateLimitPrefix ?? redisName(config, 'rl'),
   );
   const sessions = new SessionService({
     sessions: new SessionsRepository(storage.db),
@@ -211,7 +249,7 @@ export async function createServices(
   const loginThrottle = new LoginThrottle(
     config.sessions.loginAttemptsPerMinute,
     redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis },
-    `${overrides.rateLimitPrefix ?? 'rl'}:login`,
+    `${overrides.rateLimitPrefix ?? redisName(config, 'rl')}:login`,
   );
   const apiKeys = new ApiKeyService({
     keys: keysRepository,
@@ -341,10 +379,12 @@ export async function createServices(
     instanceId,
     now,
   });
+  const jobs = await createJobQueue(config, redis, logger, overrides);
   const instances = new InstanceRegistry({
     id: instanceId,
     repository: executionsRepository,
     executions,
+    requeue: (run) => jobs.enqueue(run),
     logger,
     now,
   });
@@ -362,9 +402,19 @@ export async function createServices(
     executions,
     agents,
     executor: agentExecutor,
+    queue: jobs,
     logger,
     now,
   });
+  try {
+    await pipelineRunner.startWorking();
+  } catch (error) {
+    await jobs.close().catch(() => undefined);
+    await feed.close().catch(() => undefined);
+    await storage.close();
+    redis?.disconnect();
+    throw new Error('Cannot start the job queue', { cause: error });
+  }
 
   const usage = new UsageService({
     usage: new UsageRepository(storage.db, storage.kind),
@@ -418,6 +468,7 @@ export async function createServices(
     executions,
     pipelines,
     pipelineRunner,
+    jobs,
     routing,
     instances,
     startBackgroundWork() {

@@ -239,6 +239,22 @@ export interface AppConfig {
   };
   readonly database: DatabaseConfig;
   readonly redisUrl: string | null;
+  /**
+   * Prepended (with a colon) to every Redis key and channel this service uses: rate-limit counters,
+   * the executions' change feed, the job queue; empty: the historical names. Instances sharing a
+   * Redis must use the same prefix to see each other, and different ones to stay apart.
+   */
+  readonly redisKeyPrefix: string;
+  /** Background runs (asynchronous pipeline runs) and the queue that carries them. */
+  readonly jobs: {
+    /** Runs one instance works on at once. */
+    readonly concurrency: number;
+    /**
+     * With the Redis queue: how long a run's lock lasts without renewal, so roughly how long after
+     * its instance dies another instance takes it up (the stalled check runs at half this).
+     */
+    readonly lockMs: number;
+  };
   readonly auth: {
     readonly adminKey: string | null;
     /** When set, key hashes are HMAC-SHA256 with this secret; otherwise plain SHA-256. */

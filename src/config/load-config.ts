@@ -109,6 +109,13 @@ const commaList = z.string().transform((value) =>
 /** A list in the config file: YAML/JSON list, or one comma-separated string. */
 const fileList = z.union([commaList, z.array(z.string())]);
 
+const redisKeyPrefix = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9_.-]{0,64}$/,
+    'expected up to 64 letters, digits, dots, dashes or underscores',
+  );
+
 const booleanText = z
   .enum(['true', 'false', '1', '0'], "expected 'true' or 'false'")
   .transform((value) => value === 'true' || value === '1');
@@ -123,6 +130,9 @@ const envSchema = z.object({
   PORT: integerText(0, 65535).optional(),
   DATABASE_URL: databaseUrl.optional(),
   REDIS_URL: redisUrl.optional(),
+  REDIS_KEY_PREFIX: redisKeyPrefix.optional(),
+  JOB_CONCURRENCY: integerText(1, 256).optional(),
+  JOB_LOCK_MS: integerText(1000, 3_600_000).optional(),
   PLATFORM_ADMIN_KEY: adminKey.optional(),
   TRUST_PROXY: commaList.pipe(rangeList).optional(),
   API_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -166,6 +176,13 @@ const fileSchema = z.strictObject({
   port: z.int().min(0).max(65535).optional(),
   database_url: databaseUrl.optional(),
   redis_url: redisUrl.optional(),
+  redis_key_prefix: redisKeyPrefix.optional(),
+  jobs: z
+    .strictObject({
+      concurrency: z.int().min(1).max(256).optional(),
+      lock_ms: z.int().min(1000).max(3_600_000).optional(),
+    })
+    .optional(),
   trust_proxy: fileList.pipe(rangeList).optional(),
   log_level: z.enum(logLevels).optional(),
   body_limit_bytes: z
@@ -555,6 +572,11 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       env.PGUSER,
     ),
     redisUrl: fromEnv.REDIS_URL ?? file.redis_url ?? null,
+    redisKeyPrefix: fromEnv.REDIS_KEY_PREFIX ?? file.redis_key_prefix ?? '',
+    jobs: {
+      concurrency: fromEnv.JOB_CONCURRENCY ?? file.jobs?.concurrency ?? 4,
+      lockMs: fromEnv.JOB_LOCK_MS ?? file.jobs?.lock_ms ?? 30_000,
+    },
     auth: {
       adminKey: fromEnv.PLATFORM_ADMIN_KEY ?? null,
       apiKeySecret: fromEnv.API_KEY_SECRET ?? null,

@@ -61,6 +61,8 @@ export class ExecutionService {
   async start(
     spec: NewExecution,
     stages: readonly StagePlan[] = [],
+    /** For a run carried by the job queue: what any instance needs to continue it. */
+    runPlan: Record<string, unknown> | null = null,
   ): Promise<{ execution: Execution; stages: Array<{ id: string; plan: StagePlan }> }> {
     const conversationId = spec.conversationId ?? null;
     const userId = spec.userId ?? null;
@@ -86,7 +88,7 @@ export class ExecutionService {
       apiKeyId: spec.apiKeyId ?? null,
     };
     const records = stages.map((plan) => ({ id: newId('stage'), plan }));
-    await this.options.repository.insert(execution, this.options.instanceId, records);
+    await this.options.repository.insert(execution, this.options.instanceId, records, runPlan);
     this.options.feed.changed(execution.id);
     return { execution, stages: records };
   }
@@ -120,7 +122,31 @@ export class ExecutionService {
     return this.options.repository.listForPipeline(accountId, pipelineId, page);
   }
 
-  /** Fails runs whose instance stopped beating before `aliveSince`; announces each; how many. */
+  /** The plan stored with a queued run (null for a run tied to its request). */
+  runPlanOf(id: string): Promise<Record<string, unknown> | null> {
+    return this.options.repository.runPlanOf(id);
+  }
+
+  /** Records this instance as the one running execution `id` (its heartbeat now vouches for it). */
+  async claim(id: string): Promise<void> {
+    await this.options.repository.claim(id, this.options.instanceId);
+  }
+
+  /**
+   * Queued runs whose instance stopped beating before `aliveSince`, each claimed for this
+   * instance (when several instances try, each run goes to exactly one): to be queued again.
+   */
+  async claimOrphanedRuns(aliveSince: string): Promise<Array<{ id: string; accountId: string }>> {
+    const claimed: Array<{ id: string; accountId: string }> = [];
+    for (const run of await this.options.repository.orphanedRuns(aliveSince)) {
+      if (await this.options.repository.claim(run.id, this.options.instanceId, aliveSince)) {
+        claimed.push(run);
+      }
+    }
+    return claimed;
+  }
+
+  /** Fails runs tied to their request whose instance stopped beating before `aliveSince`; announces each; how many. */
   async failOrphaned(aliveSince: string): Promise<string[]> {
     const ids = await this.options.repository.failOrphaned(
       aliveSince,

@@ -1,6 +1,10 @@
 // Which service instances are alive, so that executions an instance left `running` when it stopped
-// (crash, kill, deploy) are closed as failed with `interrupted` instead of staying running forever.
-// Each instance writes a heartbeat row; a run whose instance has not beaten for a while is orphaned.
+// (crash, kill, deploy) do not stay running forever. Each instance writes a heartbeat row; a run
+// whose instance has not beaten for a while is orphaned. An orphaned run tied to its request (an
+// agent run, a synchronous pipeline run: its client is gone too) is closed as failed with
+// `interrupted`; an orphaned queued run is claimed by this instance and queued again, to be
+// continued from its records (with the Redis queue, BullMQ usually gets there first, and queuing
+// the same execution again changes nothing).
 import type { Logger } from 'pino';
 import type { ExecutionsRepository } from '../storage/repositories/executions.repository.js';
 import type { ExecutionService } from './execution-service.js';
@@ -10,6 +14,8 @@ export interface InstanceRegistryOptions {
   id: string;
   repository: ExecutionsRepository;
   executions: ExecutionService;
+  /** Queues a claimed orphan again (the job queue's enqueue). */
+  requeue(run: { executionId: string; accountId: string }): Promise<void>;
   logger: Logger;
   heartbeatMs?: number;
   /** An instance silent for longer is considered stopped. */
@@ -52,16 +58,30 @@ export class InstanceRegistry {
     this.timer.unref();
   }
 
-  /** Fails every running execution whose instance is not alive (followers are told); how many. */
+  /**
+   * Fails every orphaned run tied to its request and queues every orphaned queued run again
+   * (followers are told of both); answers how many runs it recovered.
+   */
   async recover(): Promise<number> {
-    const ids = await this.options.executions.failOrphaned(this.iso(this.staleAfterMs));
-    if (ids.length > 0) {
+    const aliveSince = this.iso(this.staleAfterMs);
+    const failed = await this.options.executions.failOrphaned(aliveSince);
+    if (failed.length > 0) {
       this.options.logger.warn(
-        { executions: ids },
+        { executions: failed },
         'marked executions of stopped instances as interrupted',
       );
     }
-    return ids.length;
+    const claimed = await this.options.executions.claimOrphanedRuns(aliveSince);
+    for (const run of claimed) {
+      await this.options.requeue({ executionId: run.id, accountId: run.accountId });
+    }
+    if (claimed.length > 0) {
+      this.options.logger.warn(
+        { executions: claimed.map((run) => run.id) },
+        'queued again the runs of stopped instances, to continue them here',
+      );
+    }
+    return failed.length + claimed.length;
   }
 
   async stop(): Promise<void> {

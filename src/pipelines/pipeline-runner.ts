@@ -3,6 +3,10 @@
 // timeout and retries), and its outputs are mapped — every step recorded through the execution
 // service, whose change feed tells followers. A failing stage stops the run: the execution fails
 // naming the stage and the cause, and later stages are recorded skipped.
+//
+// Asynchronous runs go through the job queue with their plan (the stages as they were at the
+// start) stored on the execution, so any instance can take a run up: stages already completed are
+// read back from their records, not run again, and the stage that was interrupted runs again.
 import type { Logger } from 'pino';
 import { AgentRunError, type AgentExecutor } from '../agents/agent-executor.js';
 import type { AgentService } from '../agents/agent-service.js';
@@ -13,8 +17,10 @@ import {
   executionErrorFrom,
   type Execution,
   type ExecutionError,
+  type StageRecord,
 } from '../executions/execution.js';
-import type { Pipeline, PipelineStage } from './pipeline.js';
+import type { JobQueue, JobResult, RunJob } from '../jobs/job-queue.js';
+import type { PipelineStage } from './pipeline.js';
 import type { PipelineService } from './pipeline-service.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 
@@ -39,8 +45,29 @@ export interface PipelineRunnerOptions {
   executions: ExecutionService;
   agents: AgentService;
   executor: AgentExecutor;
+  /** Carries asynchronous runs (to this instance or another). */
+  queue: JobQueue;
   logger: Logger;
   now?: () => number;
+}
+
+/** What a queued run keeps on its execution: the stages as they were when it started. */
+interface RunPlan {
+  pipelineId: string;
+  stages: PipelineStage[];
+}
+
+function isRunPlan(
+  value: Record<string, unknown> | null,
+): value is Record<string, unknown> & RunPlan {
+  return value !== null && typeof value.pipelineId === 'string' && Array.isArray(value.stages);
+}
+
+/** The instance is stopping: the run is left running, for another instance to continue. */
+class RunHandedOver extends Error {
+  constructor() {
+    super('the run was handed over to another instance');
+  }
 }
 
 /** A stage failed; `message` is the cause (the execution's error adds the stage name). */
@@ -59,16 +86,22 @@ function describePath(path: PathExpression): string {
     : `the run has no input '${path.steps.join('.')}'`;
 }
 
-/** Why a run was stopped from outside, recorded on the stage it was in. */
-type StopReason = 'client' | 'shutdown';
+/**
+ * What stopping a run from outside means: `client`, the client of a synchronous run went away (the
+ * stage is recorded failed, aborted); `handover`, this instance is stopping (nothing is recorded:
+ * the run stays running and the queue gives it to another instance).
+ */
+type StopReason = 'client' | 'handover';
+
+/** One stage of a run: its record's id, its definition and, when resuming, its record as it is. */
+interface PlannedStage {
+  id: string;
+  stage: PipelineStage;
+  previous?: StageRecord;
+}
 
 export class PipelineRunner {
   private readonly now: () => number;
-  /** Runs started with `detach`, so shutdown can stop them. */
-  private readonly detached = new Map<
-    string,
-    { controller: AbortController; done: Promise<void> }
-  >();
 
   constructor(private readonly options: PipelineRunnerOptions) {
     this.now = options.now ?? Date.now;
@@ -93,6 +126,9 @@ export class PipelineRunner {
     if (pipeline.stages.length === 0) {
       throw new InvalidParameterError('stages', `Pipeline '${pipelineId}' has no stages to run.`);
     }
+    const plan: RunPlan | null = options.detach
+      ? { pipelineId: pipeline.id, stages: pipeline.stages }
+      : null;
     const { execution, stages } = await this.options.executions.start(
       {
         accountId,
@@ -108,42 +144,116 @@ export class PipelineRunner {
         name: stage.name,
         agentId: stage.agent_id,
       })),
+      plan === null ? null : { ...plan },
     );
     const records = stages.map((record, index) => ({
       id: record.id,
       stage: pipeline.stages[index]!,
     }));
     if (!options.detach) {
-      return this.run(execution, pipeline, records, options.signal, 'client');
+      return this.run(execution, pipeline.id, records, options.signal, 'client', this.now());
     }
-    const controller = new AbortController();
-    const done = this.run(execution, pipeline, records, controller.signal, 'shutdown')
-      .then(() => undefined)
-      .catch((error: unknown) =>
-        this.options.logger.error(
-          { err: error, execution_id: execution.id },
-          'pipeline run failed',
-        ),
-      )
-      .finally(() => this.detached.delete(execution.id));
-    this.detached.set(execution.id, { controller, done });
+    try {
+      await this.options.queue.enqueue({ executionId: execution.id, accountId });
+    } catch (error) {
+      // Not queued, nobody would ever run it: recorded failed, and the client told.
+      await this.options.executions.finish(execution, {
+        status: 'failed',
+        output: null,
+        error: executionError('internal_error', 'the run could not be queued; try again'),
+        tokensUsed: 0,
+        executionTimeMs: 0,
+      });
+      throw error;
+    }
     return { execution, stagesCompleted: 0 };
+  }
+
+  /**
+   * The job queue's handler: carries out (or continues) a queued run from its records. A run
+   * already finished is left alone; completed stages keep their outputs; the rest run here.
+   */
+  async resume(job: RunJob, signal: AbortSignal): Promise<JobResult> {
+    const { executions } = this.options;
+    let detail;
+    try {
+      detail = await executions.get(job.accountId, job.executionId);
+    } catch (error) {
+      if (error instanceof NotFoundError) return 'done';
+      throw error;
+    }
+    const { execution } = detail;
+    if (execution.status !== 'running') return 'done';
+    const plan = await executions.runPlanOf(execution.id);
+    if (!isRunPlan(plan) || plan.stages.length !== detail.stages.length) {
+      await executions.finish(execution, {
+        status: 'failed',
+        output: null,
+        error: executionError('internal_error', 'the run has no plan to continue from'),
+        tokensUsed: 0,
+        executionTimeMs: this.now() - Date.parse(execution.createdAt),
+      });
+      return 'done';
+    }
+    // From now on this instance's heartbeat vouches for the run.
+    await executions.claim(execution.id);
+    const records = detail.stages.map((record) => ({
+      id: record.id,
+      stage: plan.stages[record.position]!,
+      previous: record,
+    }));
+    try {
+      await this.run(
+        execution,
+        plan.pipelineId,
+        records,
+        signal,
+        'handover',
+        Date.parse(execution.createdAt),
+      );
+      return 'done';
+    } catch (error) {
+      if (error instanceof RunHandedOver) return 'handed-over';
+      throw error;
+    }
   }
 
   private async run(
     execution: Execution,
-    pipeline: Pipeline,
-    records: ReadonlyArray<{ id: string; stage: PipelineStage }>,
+    pipelineId: string,
+    records: readonly PlannedStage[],
     signal: AbortSignal,
     stopReason: StopReason,
+    started: number,
   ): Promise<PipelineRunResult> {
-    const started = this.now();
     const outputs: Record<string, Record<string, unknown>> = {};
     let tokensUsed = 0;
     let completed = 0;
     let last: Record<string, unknown> = {};
     let failure: ExecutionError | null = null;
-    for (const { id, stage } of records) {
+    for (const { id, stage, previous } of records) {
+      // Done before (by this instance or one that stopped): its output is read back, not rerun.
+      if (previous?.status === 'completed') {
+        const output = previous.output ?? {};
+        tokensUsed += previous.tokensUsed;
+        outputs[stage.name] = output;
+        last = output;
+        completed += 1;
+        continue;
+      }
+      if (previous?.status === 'failed' || previous?.status === 'skipped') {
+        // Recorded failed, the run not yet finished: it ends as it would have.
+        tokensUsed += previous.tokensUsed;
+        const detail =
+          previous.error ?? executionError('internal_error', 'the stage failed; see its record');
+        failure = {
+          ...detail,
+          message: `stage '${stage.name}' failed: ${detail.message}`,
+          stage: stage.name,
+        };
+        break;
+      }
+      if (signal.aborted && stopReason === 'handover') throw new RunHandedOver();
       try {
         const result = await this.runStage(execution, id, stage, outputs, signal, stopReason);
         tokensUsed += result.tokensUsed;
@@ -151,9 +261,10 @@ export class PipelineRunner {
         last = result.output;
         completed += 1;
       } catch (error) {
+        if (error instanceof RunHandedOver) throw error;
         if (!(error instanceof StageFailure)) {
           this.options.logger.error(
-            { err: error, execution_id: execution.id, pipeline_id: pipeline.id },
+            { err: error, execution_id: execution.id, pipeline_id: pipelineId },
             'pipeline stage failed unexpectedly',
           );
         }
@@ -297,13 +408,9 @@ export class PipelineRunner {
         if (!(error instanceof AgentRunError)) throw error;
         tokensUsed += error.tokensUsed;
         if (runSignal.aborted) {
+          if (stopReason === 'handover') throw new RunHandedOver();
           return fail(
-            stopReason === 'client'
-              ? executionError('aborted', 'the run was stopped: the client closed the request')
-              : executionError(
-                  'interrupted',
-                  'the run was stopped: the service instance is shutting down',
-                ),
+            executionError('aborted', 'the run was stopped: the client closed the request'),
           );
         }
         lastError =
@@ -319,10 +426,16 @@ export class PipelineRunner {
     );
   }
 
-  /** Stops background runs (they are recorded as failed, interrupted) and waits for them. */
-  async close(): Promise<void> {
-    const runs = [...this.detached.values()];
-    for (const run of runs) run.controller.abort();
-    await Promise.all(runs.map((run) => run.done));
+  /** Takes queued runs from the job queue (call once, when the instance starts serving). */
+  startWorking(): Promise<void> {
+    return this.options.queue.start((job, signal) => this.resume(job, signal));
+  }
+
+  /**
+   * Stops taking queued runs; the ones running here are handed over (left running, for another
+   * instance or this one's next start), not recorded failed.
+   */
+  close(): Promise<void> {
+    return this.options.queue.close();
   }
 }

@@ -115,6 +115,11 @@ export interface ExecutionsTable {
   instance_id: string | null;
   /** The key whose request started the run (null before usage was attributed). */
   api_key_id: string | null;
+  /**
+   * JSON: the plan of a run carried by the job queue (migration 010), which any instance can
+   * resume; null for runs tied to their request (a stopped instance's are failed, not resumed).
+   */
+  run_plan: string | null;
 }
 
 export interface SessionsTable {

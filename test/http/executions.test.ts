@@ -242,8 +242,17 @@ describe.each(transports)('execution events across two instances: $name', (trans
     expect(latency).toBeLessThan(1000);
   });
 
-  it('tells followers on the other instance of runs recovered from a stopped instance', async () => {
+  it('tells followers on the other instance of runs continued from a stopped instance', async () => {
     const pipeline = await slowPipeline(first);
+    first.upstream.enqueue({ kind: 'reply', content: 'Before.' });
+    const started = await call(first, 'POST', `/v1/pipelines/${pipeline}/execute`, {
+      rows,
+      async: true,
+    });
+    const id = started.json<{ execution_id: string }>().execution_id;
+    await within(5000, call(first, 'GET', `/v1/executions/${id}/events`), 'the first run');
+    // As a crashed instance leaves it: still running in stage 'write', owned by an instance that
+    // stopped beating.
     const { db } = first.services.storage;
     const old = new Date(Date.now() - 10 * 60_000).toISOString();
     const crashed = `inst_${randomBytes(8).toString('hex')}`;
@@ -251,23 +260,26 @@ describe.each(transports)('execution events across two instances: $name', (trans
       .insertInto('instances')
       .values({ id: crashed, started_at: old, heartbeat_at: old })
       .execute();
-    first.upstream.enqueue({ kind: 'hang' });
-    const started = await call(first, 'POST', `/v1/pipelines/${pipeline}/execute`, {
-      rows,
-      async: true,
-    });
-    const id = started.json<{ execution_id: string }>().execution_id;
-    // As a crashed instance leaves it: still running, owned by an instance that stopped beating.
-    await db.updateTable('executions').set({ instance_id: crashed }).where('id', '=', id).execute();
+    await db
+      .updateTable('executions')
+      .set({ status: 'running', completed_at: null, output: null, instance_id: crashed })
+      .where('id', '=', id)
+      .execute();
+    await db
+      .updateTable('execution_stages')
+      .set({ status: 'running', completed_at: null, output: null })
+      .where('execution_id', '=', id)
+      .where('position', '=', 1)
+      .execute();
+    first.upstream.enqueue({ kind: 'delay', ms: 200, then: { kind: 'reply', content: 'After.' } });
     const following = call(second, 'GET', `/v1/executions/${id}/events`);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await first.services.instances.recover()).toBeGreaterThanOrEqual(1);
     const events = parseEvents((await within(5000, following, 'the follower')).body);
     expect(events.at(-1)).toMatchObject({
       type: 'execution-end',
-      status: 'failed',
-      error_detail: { code: 'interrupted', type: 'api_error' },
+      status: 'completed',
+      output: { text: 'After.' },
     });
-    await first.services.pipelineRunner.close();
   });
 });

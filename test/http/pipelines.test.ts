@@ -1,6 +1,7 @@
 // Pipelines through the HTTP API, on every dialect: data flowing through stages by path
 // expressions, every save-time 400, a failing middle stage recorded exactly, async runs with their
-// event stream, recovery of runs a stopped instance left running, execution records, and updates.
+// event stream, runs a stopped instance left running (queued ones continued, others failed),
+// execution records, and updates.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
@@ -367,21 +368,18 @@ describe.each(allDialects)('pipelines on $name', (dialect) => {
     expect(detail.status).toBe('completed');
   });
 
-  it('marks runs left running by a stopped instance as failed, interrupted', async () => {
-    const id = await pipeline({ stages: threeStages() });
-    // A run as a crashed instance leaves it: running, its instance's heartbeat long gone.
+  /** The rows of `executionId` put back as an instance that crashed mid-run leaves them. */
+  async function leftByCrashedInstance(
+    executionId: string,
+    stages: Array<{ status: string; output?: Record<string, unknown> }>,
+  ): Promise<void> {
     const { db } = harness.services.storage;
     const old = new Date(Date.now() - 10 * 60_000).toISOString();
+    const crashed = `inst_crashed_${executionId}`;
     await db
       .insertInto('instances')
-      .values({ id: 'inst_crashed', started_at: old, heartbeat_at: old })
+      .values({ id: crashed, started_at: old, heartbeat_at: old })
       .execute();
-    const started = await call('POST', `/v1/pipelines/${id}/execute`, {
-      ...runInputs,
-      async: true,
-    });
-    const executionId = started.json<RunJson>().execution_id;
-    await harness.services.pipelineRunner.close();
     await db
       .updateTable('executions')
       .set({
@@ -389,26 +387,85 @@ describe.each(allDialects)('pipelines on $name', (dialect) => {
         completed_at: null,
         error: null,
         output: null,
-        instance_id: 'inst_crashed',
+        instance_id: crashed,
       })
       .where('id', '=', executionId)
       .execute();
-    await db
-      .updateTable('execution_stages')
-      .set({ status: 'running' })
-      .where('execution_id', '=', executionId)
-      .where('position', '=', 1)
-      .execute();
-    await db
-      .updateTable('execution_stages')
-      .set({ status: 'pending' })
-      .where('execution_id', '=', executionId)
-      .where('position', '=', 2)
-      .execute();
+    for (const [position, stage] of stages.entries()) {
+      await db
+        .updateTable('execution_stages')
+        .set({
+          status: stage.status as 'completed' | 'running' | 'pending',
+          ...(stage.output === undefined ? {} : { output: JSON.stringify(stage.output) }),
+          ...(stage.status === 'completed' ? {} : { completed_at: null }),
+        })
+        .where('execution_id', '=', executionId)
+        .where('position', '=', position)
+        .execute();
+    }
+  }
 
-    const recovered = await harness.services.instances.recover();
-    expect(recovered).toBeGreaterThanOrEqual(1);
-    const detail = (await call('GET', `/v1/executions/${executionId}`)).json<{
+  it('continues an async run a stopped instance left running, reading completed stages back', async () => {
+    const id = await pipeline({ stages: threeStages() });
+    harness.upstream.enqueue({ kind: 'reply', content: 'First.' });
+    const started = await call('POST', `/v1/pipelines/${id}/execute`, {
+      ...runInputs,
+      async: true,
+    });
+    const executionId = started.json<RunJson>().execution_id;
+    await call('GET', `/v1/executions/${executionId}/events`);
+    const before = (await call('GET', `/v1/executions/${executionId}`)).json<{
+      execution: ExecutionJson;
+    }>().execution;
+    expect(before.status).toBe('completed');
+    // Crashed in stage 'report', after 'sorted' completed — with an output that recomputing
+    // 'sorted' could never produce, so only reading the record back can put it in the prompt.
+    await leftByCrashedInstance(executionId, [
+      { status: 'completed' },
+      { status: 'completed', output: { markdown: 'the table as recorded before the crash' } },
+      { status: 'running' },
+    ]);
+    harness.upstream.reset();
+    harness.upstream.enqueue({ kind: 'reply', content: 'Resumed.' });
+
+    expect(await harness.services.instances.recover()).toBe(1);
+    const events = parseEvents((await call('GET', `/v1/executions/${executionId}/events`)).body);
+    expect(events.at(-1)).toMatchObject({
+      type: 'execution-end',
+      status: 'completed',
+      output: { text: 'Resumed.' },
+      metrics: { stages_completed: 3 },
+    });
+    // Only the interrupted stage ran again: one upstream call, fed the recorded output.
+    expect(harness.upstream.requests).toHaveLength(1);
+    expect(JSON.stringify(harness.upstream.requests[0]!.body)).toContain(
+      'the table as recorded before the crash',
+    );
+    const after = (await call('GET', `/v1/executions/${executionId}`)).json<{
+      execution: ExecutionJson;
+    }>().execution;
+    expect(after.stages.map((stage) => stage.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+    ]);
+    expect(after.stages[0]!.completed_at).toBe(before.stages[0]!.completed_at);
+    expect(after.stages[1]!.completed_at).toBe(before.stages[1]!.completed_at);
+    expect(await harness.services.instances.recover()).toBe(0);
+  });
+
+  it('marks synchronous runs left running by a stopped instance as failed, interrupted', async () => {
+    const id = await pipeline({ stages: threeStages() });
+    const run = (await call('POST', `/v1/pipelines/${id}/execute`, runInputs)).json<RunJson>();
+    expect(run.status).toBe('completed');
+    await leftByCrashedInstance(run.execution_id, [
+      { status: 'completed' },
+      { status: 'running' },
+      { status: 'pending' },
+    ]);
+
+    expect(await harness.services.instances.recover()).toBe(1);
+    const detail = (await call('GET', `/v1/executions/${run.execution_id}`)).json<{
       execution: ExecutionJson;
     }>().execution;
     expect(detail.status).toBe('failed');

@@ -1,4 +1,5 @@
 // Builds the real application over a real database for HTTP tests, and tears it down again.
+import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
@@ -45,7 +46,11 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
     ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
   });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const services = await createServices(config, logger, options.services);
+  // Each test app works its own queue unless told to share one (tests share one Redis).
+  const services = await createServices(config, logger, {
+    jobPrefix: `test-jobs-${randomBytes(6).toString('hex')}`,
+    ...options.services,
+  });
   await services.accounts.bootstrap(config.auth.adminKey);
   const app = await buildApp(services, logger);
   const ownsDatabase = options.database === undefined;

@@ -10,6 +10,7 @@ import { executions } from './006-executions.js';
 import { routing } from './007-routing.js';
 import { voice } from './008-voice.js';
 import { sessions } from './009-sessions.js';
+import { executionPlans } from './010-execution-plans.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '007-routing': routing(types),
     '008-voice': voice(types),
     '009-sessions': sessions(types),
+    '010-execution-plans': executionPlans(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

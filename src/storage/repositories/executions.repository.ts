@@ -45,6 +45,7 @@ function toExecution(row: ExecutionRow): Execution {
 function executionRow(
   execution: Execution,
   instanceId: string,
+  runPlan: Record<string, unknown> | null,
 ): Insertable<DatabaseSchema['executions']> {
   return {
     id: execution.id,
@@ -64,6 +65,7 @@ function executionRow(
     completed_at: execution.completedAt,
     instance_id: instanceId,
     api_key_id: execution.apiKeyId,
+    run_plan: json(runPlan),
   };
 }
 
@@ -90,16 +92,20 @@ function toStage(row: StageRow): StageRecord {
 export class ExecutionsRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  /** The execution and one pending record per planned stage, in one transaction. */
+  /**
+   * The execution and one pending record per planned stage, in one transaction; a `runPlan` marks
+   * a run carried by the job queue (resumable by any instance).
+   */
   async insert(
     execution: Execution,
     instanceId: string,
     stages: ReadonlyArray<{ id: string; plan: StagePlan }>,
+    runPlan: Record<string, unknown> | null = null,
   ): Promise<void> {
     await this.db.transaction().execute(async (transaction) => {
       await transaction
         .insertInto('executions')
-        .values(executionRow(execution, instanceId))
+        .values(executionRow(execution, instanceId, runPlan))
         .execute();
       if (stages.length === 0) return;
       await transaction
@@ -229,6 +235,7 @@ export class ExecutionsRepository {
       .selectFrom('executions')
       .select('id')
       .where('status', '=', 'running')
+      .where('run_plan', 'is', null)
       .where((eb) => eb.or([eb('instance_id', 'is', null), eb('instance_id', 'not in', alive)]))
       .execute();
     if (orphaned.length === 0) return [];
@@ -255,6 +262,56 @@ export class ExecutionsRepository {
         .execute();
     });
     return ids;
+  }
+
+  /** Queued runs still running whose instance is not among those beating since `aliveSince`. */
+  async orphanedRuns(aliveSince: string): Promise<Array<{ id: string; accountId: string }>> {
+    const alive = this.db
+      .selectFrom('instances')
+      .select('id')
+      .where('heartbeat_at', '>', aliveSince);
+    const rows = await this.db
+      .selectFrom('executions')
+      .select(['id', 'account_id'])
+      .where('status', '=', 'running')
+      .where('run_plan', 'is not', null)
+      .where((eb) => eb.or([eb('instance_id', 'is', null), eb('instance_id', 'not in', alive)]))
+      .execute();
+    return rows.map((row) => ({ id: row.id, accountId: row.account_id }));
+  }
+
+  /**
+   * Records `instanceId` as the one running execution `id`, if it is still running and (when
+   * `aliveSince` is given) its instance is not alive: of several instances claiming one orphan,
+   * exactly one wins. Answers whether this one did.
+   */
+  async claim(id: string, instanceId: string, aliveSince?: string): Promise<boolean> {
+    let query = this.db
+      .updateTable('executions')
+      .set({ instance_id: instanceId })
+      .where('id', '=', id)
+      .where('status', '=', 'running');
+    if (aliveSince !== undefined) {
+      const alive = this.db
+        .selectFrom('instances')
+        .select('id')
+        .where('heartbeat_at', '>', aliveSince);
+      query = query.where((eb) =>
+        eb.or([eb('instance_id', 'is', null), eb('instance_id', 'not in', alive)]),
+      );
+    }
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** The plan of a queued run, as stored; null for a run tied to its request (or an unknown id). */
+  async runPlanOf(id: string): Promise<Record<string, unknown> | null> {
+    const row = await this.db
+      .selectFrom('executions')
+      .select('run_plan')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return parseJson<Record<string, unknown>>(row?.run_plan ?? null);
   }
 
   // Instances: the heartbeat that tells running executions of live instances from orphans.
