@@ -468,7 +468,6 @@ function dedupe(links: { title: string; url: string }[]): { title: string; url: 
   });
 }
 
-
 function contentOrder(types: ReadonlySet<ContentType>): ContentType[] {
   return contentTypes.filter((type) => types.has(type));
 }
