@@ -271,6 +271,8 @@ export class OpenAiCompatibleChatModel implements ChatModel {
           const parts: Buffer[] = [];
           incoming.on('data', (part: Buffer) => parts.push(part));
           incoming.on('error', reject);
+          // Cut before its end: the 'end' below never comes.
+          incoming.on('close', () => reject(new Error('The error answer was cut short.')));
           incoming.on('end', () => {
             reject(
               new APICallError({
