@@ -137,8 +137,10 @@ class CallLimits {
   /** The model just sent something: its silence starts again. */
   touch(): void {
     if (this.idleMs === null) return;
-    clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => this.stop('idle'), this.idleMs);
+    // One timer for the whole call, pushed back rather than replaced.
+    if (this.idleTimer === undefined) {
+      this.idleTimer = setTimeout(() => this.stop('idle'), this.idleMs);
+    } else this.idleTimer.refresh();
   }
 
   /** Waits between retries; ends early (rejecting) when the call is stopped. */
