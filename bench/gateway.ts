@@ -1,9 +1,13 @@
-// Benchmark: what /chat/completions adds over calling the (fake) upstream directly — latency one
-// request at a time (interleaved, per-request hrtime, p50/p99), streamed time to first token,
-// throughput at several concurrencies as a ratio to direct — and turns stored per second by
-// /v1/chat. Targets: added p50 ≤ 1.0 ms, throughput ≥ 0.4× direct at concurrency 50 (not
-// streamed), streamed time-to-first-token added ≤ 1.0 ms.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Benchmark: what /chat/completions adds over calling the (fake) upstream directly, next to a bare
+// Node keep-alive proxy (bench/bare-proxy.ts) — latency one request at a time (direct, bare proxy
+// and platform interleaved, per-request hrtime, p50/p99), streamed time to first token, the
+// platform's own CPU time per request (process CPU time over a fixed number of requests, plain and
+// streamed — the least noisy figure on a shared machine), throughput at several concurrencies as
+// a ratio to direct — and turns stored per second by /v1/chat. Targets (issue 13): added p50
+// ≤ 0.7 ms, throughput ≥ 0.45× direct at concurrency 50, CPU ≤ 0.45 ms per plain request and
+// ≤ 0.9 ms per streamed one, streamed time to first token added ≤ 0.7 ms.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +19,10 @@ const sequentialRounds = Number(process.env.BENCH_ROUNDS ?? 20);
 const requestsPerRound = Number(process.env.BENCH_REQUESTS_PER_ROUND ?? 100);
 const loadSeconds = Number(process.env.BENCH_DURATION ?? 5);
 const concurrencies = [1, 10, 50, 100];
+const cpuRounds = Number(process.env.BENCH_CPU_ROUNDS ?? 4);
+const cpuRequestsPerRound = Number(process.env.BENCH_CPU_REQUESTS_PER_ROUND ?? 500);
+/** REQUEST_LOG_SAMPLE for the platform; unset: the service's default (every request logged). */
+const requestLogSample = process.env.BENCH_REQUEST_LOG_SAMPLE;
 
 interface Target {
   url: string;
@@ -78,41 +86,99 @@ function percentile(values: number[], fraction: number): number {
 
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
-async function sequential(direct: Target, platform: Target, stream: boolean) {
-  const body = (model: string) =>
-    JSON.stringify({
-      model,
-      messages: [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }],
-      ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
-    });
-  const directBody = body('gpt-4o-mini');
-  const platformBody = body('bench-upstream');
+function summary(times: number[]) {
+  return { p50_ms: round3(percentile(times, 0.5)), p99_ms: round3(percentile(times, 0.99)) };
+}
+
+function requestBody(model: string, stream: boolean, content: string): string {
+  return JSON.stringify({
+    model,
+    messages: [{ role: 'user', content }],
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  });
+}
+
+const sentence = 'Say hello to the benchmark in a few words.';
+
+async function sequential(direct: Target, bare: Target, platform: Target, stream: boolean) {
+  const directBody = requestBody('gpt-4o-mini', stream, sentence);
+  const platformBody = requestBody('bench-upstream', stream, sentence);
   // Warm-up: JIT, connections, the platform's caches.
   for (let index = 0; index < 200; index += 1) {
     await timedPost(direct, directBody, stream);
+    await timedPost(bare, directBody, stream);
     await timedPost(platform, platformBody, stream);
   }
   const directTimes: number[] = [];
+  const bareTimes: number[] = [];
   const platformTimes: number[] = [];
   for (let round = 0; round < sequentialRounds; round += 1) {
-    // Alternating within each round: drift on a shared machine hits both alike.
+    // Alternating within each round: drift on a shared machine hits all three alike.
     for (let index = 0; index < requestsPerRound; index += 1) {
       directTimes.push((await timedPost(direct, directBody, stream)).firstMs);
+      bareTimes.push((await timedPost(bare, directBody, stream)).firstMs);
       platformTimes.push((await timedPost(platform, platformBody, stream)).firstMs);
     }
   }
-  const summary = (times: number[]) => ({
-    p50_ms: round3(percentile(times, 0.5)),
-    p99_ms: round3(percentile(times, 0.99)),
-  });
   const directSummary = summary(directTimes);
+  const bareSummary = summary(bareTimes);
   const platformSummary = summary(platformTimes);
   return {
     samples: directTimes.length,
     direct: directSummary,
+    bare_proxy: bareSummary,
     platform: platformSummary,
+    bare_added_p50_ms: round3(bareSummary.p50_ms - directSummary.p50_ms),
     added_p50_ms: round3(platformSummary.p50_ms - directSummary.p50_ms),
     added_p99_ms: round3(platformSummary.p99_ms - directSummary.p99_ms),
+  };
+}
+
+/** Clock ticks per second of /proc's CPU times. */
+const clockTicks = (() => {
+  const result = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  const ticks = Number(result.stdout?.trim());
+  return Number.isFinite(ticks) && ticks > 0 ? ticks : 100;
+})();
+
+/** User plus system CPU time of a process so far, in ms (Linux /proc). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the command: state is field 3, utime 14 and stime 15 (1-based, from the pid).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+}
+
+/**
+ * Each server's own CPU time per request, plain and streamed: rounds of sequential requests,
+ * the platform and the bare proxy taking turns, the process's CPU time read before and after.
+ */
+async function cpuPerRequest(bare: Target & { pid: number }, platform: Target & { pid: number }) {
+  if (process.platform !== 'linux') return null;
+  const totals = { platform_plain: 0, platform_streamed: 0, bare_plain: 0, bare_streamed: 0 };
+  const measure = async (target: Target & { pid: number }, body: string, stream: boolean) => {
+    const before = cpuMs(target.pid);
+    for (let index = 0; index < cpuRequestsPerRound; index += 1) {
+      await timedPost(target, body, stream);
+    }
+    return cpuMs(target.pid) - before;
+  };
+  for (let round = 0; round < cpuRounds; round += 1) {
+    const platformPlain = requestBody('bench-upstream', false, sentence);
+    const platformStreamed = requestBody('bench-upstream', true, sentence);
+    totals.platform_plain += await measure(platform, platformPlain, false);
+    totals.bare_plain += await measure(bare, requestBody('gpt-4o-mini', false, sentence), false);
+    totals.platform_streamed += await measure(platform, platformStreamed, true);
+    totals.bare_streamed += await measure(bare, requestBody('gpt-4o-mini', true, sentence), true);
+  }
+  const requests = cpuRounds * cpuRequestsPerRound;
+  return {
+    requests_each: requests,
+    clock_ticks_per_second: clockTicks,
+    platform_plain_ms: round3(totals.platform_plain / requests),
+    platform_streamed_ms: round3(totals.platform_streamed / requests),
+    bare_proxy_plain_ms: round3(totals.bare_plain / requests),
+    bare_proxy_streamed_ms: round3(totals.bare_streamed / requests),
   };
 }
 
@@ -169,6 +235,15 @@ export async function runGatewayBenchmark(): Promise<void> {
         `${upstreamUrl}/models`,
       ),
     );
+    const barePort = await freePort();
+    const bareProcess = await startServer(
+      process.execPath,
+      ['--import', 'tsx', 'bench/bare-proxy.ts', String(barePort), upstreamUrl],
+      {},
+      path.join(directory, 'bare-proxy.log'),
+      `http://127.0.0.1:${barePort}/`,
+    );
+    servers.push(bareProcess);
     const configFile = path.join(directory, 'platform.config.json');
     writeFileSync(
       configFile,
@@ -191,59 +266,58 @@ export async function runGatewayBenchmark(): Promise<void> {
       }),
     );
     const platformPort = await freePort();
-    servers.push(
-      await startServer(
-        process.execPath,
-        ['dist/main.js'],
-        {
-          PORT: String(platformPort),
-          DATABASE_URL: `sqlite:${path.join(directory, 'platform.db')}`,
-          PLATFORM_ADMIN_KEY: adminKey,
-          PLATFORM_CONFIG: configFile,
-          MODEL_AUTO_PULL: 'false',
-          LOG_LEVEL: 'info',
-        },
-        path.join(directory, 'platform.log'),
-        `http://127.0.0.1:${platformPort}/v1/health`,
-      ),
+    const platformProcess = await startServer(
+      process.execPath,
+      ['dist/main.js'],
+      {
+        PORT: String(platformPort),
+        DATABASE_URL: `sqlite:${path.join(directory, 'platform.db')}`,
+        PLATFORM_ADMIN_KEY: adminKey,
+        PLATFORM_CONFIG: configFile,
+        MODEL_AUTO_PULL: 'false',
+        LOG_LEVEL: 'info',
+        ...(requestLogSample === undefined ? {} : { REQUEST_LOG_SAMPLE: requestLogSample }),
+      },
+      path.join(directory, 'platform.log'),
+      `http://127.0.0.1:${platformPort}/v1/health`,
     );
+    servers.push(platformProcess);
     const auth = { authorization: `Bearer ${adminKey}` };
     const direct: Target = { url: `${upstreamUrl}/chat/completions`, headers: {} };
-    const platform: Target = {
+    const bare = {
+      url: `http://127.0.0.1:${barePort}/chat/completions`,
+      headers: {},
+      pid: bareProcess.pid!,
+    };
+    const platform = {
       url: `http://127.0.0.1:${platformPort}/chat/completions`,
       headers: auth,
+      pid: platformProcess.pid!,
     };
 
     process.stdout.write('sequential, not streamed…\n');
-    const latency = await sequential(direct, platform, false);
+    const latency = await sequential(direct, bare, platform, false);
     process.stdout.write(
       `${JSON.stringify(latency)}\nsequential, streamed (time to first token)…\n`,
     );
-    const firstToken = await sequential(direct, platform, true);
-    process.stdout.write(`${JSON.stringify(firstToken)}\n`);
+    const firstToken = await sequential(direct, bare, platform, true);
+    process.stdout.write(`${JSON.stringify(firstToken)}\nCPU time per request…\n`);
+    const cpu = await cpuPerRequest(bare, platform);
+    process.stdout.write(`${JSON.stringify(cpu)}\n`);
 
     const throughput = [];
+    const loadBody = (model: string) =>
+      JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }] });
     for (const connections of concurrencies) {
-      const directResult = await load(
-        direct,
-        JSON.stringify({
-          model: 'gpt-4o-mini',
-          messages: [{ role: 'user', content: 'Say hello.' }],
-        }),
-        connections,
-      );
-      const platformResult = await load(
-        platform,
-        JSON.stringify({
-          model: 'bench-upstream',
-          messages: [{ role: 'user', content: 'Say hello.' }],
-        }),
-        connections,
-      );
+      const directResult = await load(direct, loadBody('gpt-4o-mini'), connections);
+      const bareResult = await load(bare, loadBody('gpt-4o-mini'), connections);
+      const platformResult = await load(platform, loadBody('bench-upstream'), connections);
       const row = {
         concurrency: connections,
         direct_rps: Math.round(directResult.requestsPerSecond),
+        bare_proxy_rps: Math.round(bareResult.requestsPerSecond),
         platform_rps: Math.round(platformResult.requestsPerSecond),
+        bare_proxy_ratio: round3(bareResult.requestsPerSecond / directResult.requestsPerSecond),
         ratio: round3(platformResult.requestsPerSecond / directResult.requestsPerSecond),
         platform_p50_ms: platformResult.p50,
         platform_p99_ms: platformResult.p99,
@@ -269,7 +343,7 @@ export async function runGatewayBenchmark(): Promise<void> {
       non_2xx: chatResult.non2xx + chatResult.errors,
     };
     process.stdout.write(`${JSON.stringify(turns)}\n`);
-    report({ latency, firstToken, throughput, turns });
+    report({ latency, firstToken, cpu, throughput, turns });
   } finally {
     agent.destroy();
     for (const server of servers.reverse()) await stopProcess(server);
@@ -277,13 +351,24 @@ export async function runGatewayBenchmark(): Promise<void> {
   }
 }
 
+const targets = {
+  addedP50Ms: 0.7,
+  ratioAt50: 0.45,
+  cpuPlainMs: 0.45,
+  cpuStreamedMs: 0.9,
+  firstTokenAddedMs: 0.7,
+};
+
 function report(results: {
   latency: Awaited<ReturnType<typeof sequential>>;
   firstToken: Awaited<ReturnType<typeof sequential>>;
+  cpu: Awaited<ReturnType<typeof cpuPerRequest>>;
   throughput: Array<{
     concurrency: number;
     direct_rps: number;
+    bare_proxy_rps: number;
     platform_rps: number;
+    bare_proxy_ratio: number;
     ratio: number;
     platform_p50_ms: number;
     platform_p99_ms: number;
@@ -291,27 +376,38 @@ function report(results: {
   }>;
   turns: { turns_per_second: number; p50_ms: number; p99_ms: number; non_2xx: number };
 }): void {
+  const { latency, firstToken, cpu } = results;
   const at50 = results.throughput.find((row) => row.concurrency === 50)!;
   const checks = {
-    added_p50_within_1ms: results.latency.added_p50_ms <= 1.0,
-    throughput_at_50_at_least_0_4: at50.ratio >= 0.4,
-    streamed_ttft_added_within_1ms: results.firstToken.added_p50_ms <= 1.0,
+    added_p50_within_0_7ms: latency.added_p50_ms <= targets.addedP50Ms,
+    throughput_at_50_at_least_0_45: at50.ratio >= targets.ratioAt50,
+    cpu_plain_within_0_45ms: cpu !== null && cpu.platform_plain_ms <= targets.cpuPlainMs,
+    cpu_streamed_within_0_9ms: cpu !== null && cpu.platform_streamed_ms <= targets.cpuStreamedMs,
+    streamed_ttft_added_within_0_7ms: firstToken.added_p50_ms <= targets.firstTokenAddedMs,
     no_errors:
       results.throughput.every((row) => row.platform_non_2xx === 0) && results.turns.non_2xx === 0,
   };
   const passed = Object.values(checks).every(Boolean);
   const when = new Date().toISOString();
   const info = machine();
+  const logSample = requestLogSample ?? '1 (default)';
   const json = {
     benchmark: 'gateway',
     when,
+    command:
+      requestLogSample === undefined
+        ? 'npm run bench -- gateway'
+        : `BENCH_REQUEST_LOG_SAMPLE=${requestLogSample} npm run bench -- gateway`,
     machine: info,
     settings: {
-      sequential_samples: results.latency.samples,
+      sequential_samples: latency.samples,
+      cpu_requests_each: cpu?.requests_each ?? null,
       load_seconds: loadSeconds,
       log_level: 'info',
+      request_log_sample: logSample,
       database: 'sqlite',
     },
+    targets,
     ...results,
     checks,
     passed,
@@ -319,34 +415,50 @@ function report(results: {
   const rows = results.throughput
     .map(
       (row) =>
-        `| ${row.concurrency} | ${row.direct_rps} | ${row.platform_rps} | ${row.ratio} | ${row.platform_p50_ms} | ${row.platform_p99_ms} |`,
+        `| ${row.concurrency} | ${row.direct_rps} | ${row.bare_proxy_rps} (${row.bare_proxy_ratio}) | ${row.platform_rps} | **${row.ratio}** | ${row.platform_p50_ms} | ${row.platform_p99_ms} |`,
     )
     .join('\n');
+  const cpuTable =
+    cpu === null
+      ? 'Not measured (needs Linux /proc).'
+      : `| | platform | bare proxy | target (platform) |
+|---|---:|---:|---:|
+| plain | **${cpu.platform_plain_ms}** | ${cpu.bare_proxy_plain_ms} | ≤ ${targets.cpuPlainMs} |
+| streamed | **${cpu.platform_streamed_ms}** | ${cpu.bare_proxy_streamed_ms} | ≤ ${targets.cpuStreamedMs} |
+
+(ms of the server process's user + system CPU time per request, over ${cpu.requests_each} sequential
+requests of each kind, in ${cpuRounds} rounds taking turns; /proc resolution ${1000 / cpu.clock_ticks_per_second} ms per reading)`;
   const markdown = `# Gateway benchmark — ${when}
 
-\`npm run bench -- gateway\` · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The fake
-OpenAI-compatible upstream, the platform (\`dist/main.js\`, SQLite, request log on) and the load
-generator each run in their own process.
+\`${json.command}\` · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The fake
+OpenAI-compatible upstream, a bare Node keep-alive proxy (\`bench/bare-proxy.ts\`), the platform
+(\`dist/main.js\`, SQLite, request log at level info, REQUEST_LOG_SAMPLE ${logSample}) and the
+load generator each run in their own process. The machine is shared with other work, so figures
+move from run to run; the CPU time per request is the steadiest.
 
 ## Overhead of \`POST /chat/completions\` over calling the upstream directly
 
-One request at a time over a keep-alive connection, direct and platform alternating, ${results.latency.samples}
-requests each, timed per request with \`process.hrtime\`.
+One request at a time over a keep-alive connection, direct, bare proxy and platform taking turns,
+${latency.samples} requests each, timed per request with \`process.hrtime\`.
 
-| | direct p50 | platform p50 | added p50 | direct p99 | platform p99 | added p99 |
-|---|---:|---:|---:|---:|---:|---:|
-| not streamed (whole answer) | ${results.latency.direct.p50_ms} | ${results.latency.platform.p50_ms} | **${results.latency.added_p50_ms}** | ${results.latency.direct.p99_ms} | ${results.latency.platform.p99_ms} | ${results.latency.added_p99_ms} |
-| streamed (first token) | ${results.firstToken.direct.p50_ms} | ${results.firstToken.platform.p50_ms} | **${results.firstToken.added_p50_ms}** | ${results.firstToken.direct.p99_ms} | ${results.firstToken.platform.p99_ms} | ${results.firstToken.added_p99_ms} |
+| | direct p50 | bare proxy p50 | platform p50 | added p50 (bare) | added p50 (platform) | direct p99 | platform p99 | added p99 |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|
+| not streamed (whole answer) | ${latency.direct.p50_ms} | ${latency.bare_proxy.p50_ms} | ${latency.platform.p50_ms} | ${latency.bare_added_p50_ms} | **${latency.added_p50_ms}** | ${latency.direct.p99_ms} | ${latency.platform.p99_ms} | ${latency.added_p99_ms} |
+| streamed (first token) | ${firstToken.direct.p50_ms} | ${firstToken.bare_proxy.p50_ms} | ${firstToken.platform.p50_ms} | ${firstToken.bare_added_p50_ms} | **${firstToken.added_p50_ms}** | ${firstToken.direct.p99_ms} | ${firstToken.platform.p99_ms} | ${firstToken.added_p99_ms} |
 
-(milliseconds; targets: added p50 ≤ 1.0 ms for both)
+(milliseconds; targets: added p50 ≤ ${targets.addedP50Ms} ms, streamed first token added ≤ ${targets.firstTokenAddedMs} ms)
+
+## CPU time per request
+
+${cpuTable}
 
 ## Throughput, not streamed (autocannon, ${loadSeconds} s per run)
 
-| concurrency | direct req/s | platform req/s | ratio | platform p50 ms | platform p99 ms |
-|---:|---:|---:|---:|---:|---:|
+| concurrency | direct req/s | bare proxy req/s (ratio) | platform req/s | ratio | platform p50 ms | platform p99 ms |
+|---:|---:|---:|---:|---:|---:|---:|
 ${rows}
 
-Target: ratio ≥ 0.4 at concurrency 50.
+Target: ratio ≥ ${targets.ratioAt50} at concurrency 50.
 
 ## \`POST /v1/chat\` with persistence
 

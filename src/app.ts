@@ -128,7 +128,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     void reply.header('x-request-id', request.id);
     done();
   });
-  installRequestLog(app);
+  installRequestLog(app, config.server.requestLogSample);
 
   // Both add onRequest hooks that must run before access control: cookies are parsed, and CORS
   // preflights are answered (and error responses carry CORS headers) before any key is asked for.

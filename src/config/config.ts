@@ -219,6 +219,11 @@ export interface AppConfig {
     /** How long an idle keep-alive connection stays open (above a load balancer's idle timeout). */
     readonly keepAliveTimeoutMs: number;
     readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+    /**
+     * The share of successful requests (status below 400) that get a request log line; failed
+     * ones always do. 1: every request.
+     */
+    readonly requestLogSample: number;
     /** Browser origins allowed to call the API with credentials (CORS); empty: none. */
     readonly corsOrigins: readonly string[];
   };

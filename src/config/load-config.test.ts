@@ -40,6 +40,17 @@ describe('loadConfig', () => {
     expect(config.version).toMatch(/^\d+\.\d+\.\d+/);
   });
 
+  it('logs every request by default; REQUEST_LOG_SAMPLE takes a fraction from 0 to 1', () => {
+    expect(loadConfig({ env: {} }).server.requestLogSample).toBe(1);
+    expect(loadConfig({ env: { REQUEST_LOG_SAMPLE: '0.05' } }).server.requestLogSample).toBe(0.05);
+    expect(loadConfig({ env: { REQUEST_LOG_SAMPLE: '0' } }).server.requestLogSample).toBe(0);
+    for (const bad of ['1.5', '-0.1', 'half']) {
+      expect(
+        problemsOf(() => loadConfig({ env: { REQUEST_LOG_SAMPLE: bad } })).join(' '),
+      ).toContain('REQUEST_LOG_SAMPLE');
+    }
+  });
+
   it('returns a deeply frozen object', () => {
     const config = loadConfig({ env: {} });
     expect(Object.isFrozen(config)).toBe(true);

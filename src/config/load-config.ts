@@ -58,6 +58,12 @@ const integerText = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.int().min(min).max(max));
 
+/** A fraction from 0 to 1 written as a decimal number (`0.05`, `1`). */
+const fractionText = z
+  .string()
+  .regex(/^(0|1|0?\.\d+|1\.0*)$/, 'expected a number from 0 to 1')
+  .transform(Number);
+
 const databaseUrl = z.string().refine((value) => /^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(value), {
   message: "expected 'sqlite:PATH' or 'postgres://…'",
 });
@@ -137,6 +143,7 @@ const envSchema = z.object({
   TRUST_PROXY: commaList.pipe(rangeList).optional(),
   API_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   LOG_LEVEL: z.enum(logLevels).optional(),
+  REQUEST_LOG_SAMPLE: fractionText.optional(),
   BODY_LIMIT_BYTES: integerText(1024, 1024 * 1024 * 1024).optional(),
   KEY_CACHE_TTL_MS: integerText(0, 1000).optional(),
   SHUTDOWN_TIMEOUT_MS: integerText(0, 600_000).optional(),
@@ -185,6 +192,7 @@ const fileSchema = z.strictObject({
     .optional(),
   trust_proxy: fileList.pipe(rangeList).optional(),
   log_level: z.enum(logLevels).optional(),
+  request_log_sample: z.number().min(0).max(1).optional(),
   body_limit_bytes: z
     .int()
     .min(1024)
@@ -551,6 +559,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       headersTimeoutMs,
       keepAliveTimeoutMs: fromEnv.KEEP_ALIVE_TIMEOUT_MS ?? file.keep_alive_timeout_ms ?? 72_000,
       logLevel: fromEnv.LOG_LEVEL ?? file.log_level ?? 'info',
+      requestLogSample: fromEnv.REQUEST_LOG_SAMPLE ?? file.request_log_sample ?? 1,
       corsOrigins: fromEnv.CORS_ORIGINS ?? file.cors_origins ?? [],
     },
     sessions: {

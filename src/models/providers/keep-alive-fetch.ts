@@ -6,10 +6,12 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 
-const agents = {
+/** The connection pools every upstream call shares (the AI SDK's and the lean path's). */
+export const keepAliveAgents = {
   'http:': new http.Agent({ keepAlive: true }),
   'https:': new https.Agent({ keepAlive: true }),
 };
+const agents = keepAliveAgents;
 
 function headerRecord(headers: RequestInit['headers']): Record<string, string> {
   return Object.fromEntries(new Headers(headers).entries());

@@ -12,6 +12,7 @@ import type { BpeTokenCounter } from '../bpe-token-counter.js';
 import type { ChatModel, EmbeddingModel } from '../spec.js';
 import { AiSdkChatModel, AiSdkEmbeddingModel } from './ai-sdk-chat-model.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
+import { OpenAiCompatibleChatModel } from './openai-compatible-chat-model.js';
 
 /** Why a remote model cannot be used now, or null when it can. */
 export function remoteUnavailability(
@@ -97,6 +98,12 @@ export function createRemoteChatModel(
   secrets: SecretSource,
   tokens: BpeTokenCounter,
 ): ChatModel {
+  if (definition.provider === 'openai-compatible') {
+    // The lean path: no AI SDK, fetch emulation or web streams per call (docs/decisions.md).
+    return new OpenAiCompatibleChatModel(definition, apiKeyOf(definition, secrets), tokens, () =>
+      languageModelOf(definition, secrets),
+    );
+  }
   return new AiSdkChatModel(definition, languageModelOf(definition, secrets), tokens);
 }
 

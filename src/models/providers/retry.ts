@@ -38,6 +38,20 @@ export function retryAfterMs(error: APICallError, now = Date.now()): number | nu
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
+/** How long to wait before retry number `attempt + 1`: as the server asks, else backoff. */
+export function retryWaitMs(
+  error: APICallError,
+  attempt: number,
+  initialDelayMs = 2000,
+  backoffFactor = 2,
+): number {
+  const backoff = initialDelayMs * backoffFactor ** attempt;
+  const requested = retryAfterMs(error);
+  return requested !== null && (requested < longestHonouredWaitMs || requested < backoff)
+    ? requested
+    : backoff;
+}
+
 function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new RequestAbortedError();
 }
@@ -75,13 +89,7 @@ export async function withRetries<T>(
         throw attempt === 0 ? error : new RetriesExhaustedError(error, attempt + 1);
       }
       if (attempt >= options.maxRetries) throw new RetriesExhaustedError(error, attempt + 1);
-      const backoff = initialDelayMs * backoffFactor ** attempt;
-      const requested = retryAfterMs(error);
-      const wait =
-        requested !== null && (requested < longestHonouredWaitMs || requested < backoff)
-          ? requested
-          : backoff;
-      await sleep(wait, options.signal);
+      await sleep(retryWaitMs(error, attempt, initialDelayMs, backoffFactor), options.signal);
     }
   }
 }
