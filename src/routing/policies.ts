@@ -101,8 +101,11 @@ export const emptyOutcome: PolicyOutcome = {
 export class CompiledPolicy {
   private readonly pattern: RE2JS | null;
   private readonly keywords: string[][];
+  /** Rough bytes held (the policy's JSON twice over, for strings and the compiled pattern). */
+  readonly approximateBytes: number;
 
   constructor(readonly policy: RoutingPolicy) {
+    this.approximateBytes = 256 + 2 * JSON.stringify(policy).length;
     this.pattern =
       policy.conditions.pattern === undefined
         ? null

@@ -51,8 +51,15 @@ function toIndexed(example: RouteExample, embeddingModel: string | null): Indexe
   };
 }
 
+/** An account's compiled policies without its index: what a chat request naming a model needs. */
+interface PolicyState {
+  version: number;
+  policies: CompiledPolicy[];
+}
+
 export class RouterCache {
   private readonly cache: LRUCache<string, AccountRouter>;
+  private readonly policyStates: LRUCache<string, PolicyState>;
   private readonly loading = new Map<string, Promise<AccountRouter>>();
 
   constructor(private readonly options: RouterCacheOptions) {
@@ -61,6 +68,34 @@ export class RouterCache {
       maxEntrySize: options.maxBytes,
       sizeCalculation: (state) => Math.max(1, 4096 + state.index.approximateBytes),
     });
+    // Policies alone are small (at most 200 per account, each bounded by its schema): a sixteenth
+    // of the budget holds thousands of accounts' sets.
+    const policyBytes = Math.max(64 * 1024, Math.floor(options.maxBytes / 16));
+    this.policyStates = new LRUCache<string, PolicyState>({
+      maxSize: policyBytes,
+      maxEntrySize: policyBytes,
+      sizeCalculation: (state) =>
+        512 + state.policies.reduce((total, policy) => total + policy.approximateBytes, 0),
+    });
+  }
+
+  /**
+   * The account's policies, current with the database at the cost of one primary-key read when
+   * nothing changed — without building the account's example index, which a chat request naming
+   * its model does not need.
+   */
+  async policies(accountId: string): Promise<CompiledPolicy[]> {
+    const version = await this.options.repository.version(accountId);
+    const router = this.cache.peek(accountId);
+    if (router !== undefined && router.version === version) return router.policies;
+    const known = this.policyStates.get(accountId);
+    if (known !== undefined && known.version === version) return known.policies;
+    // Read after the version: a change committed in between is picked up by the next call.
+    const policies = (await this.options.repository.listPolicies(accountId)).map(
+      (policy) => new CompiledPolicy(policy),
+    );
+    this.policyStates.set(accountId, { version, policies });
+    return policies;
   }
 
   /** Bytes held now (for tests and the benchmark). */
@@ -114,6 +149,7 @@ export class RouterCache {
   /** Forgets an account (tests; a deleted account). */
   forget(accountId: string): void {
     this.cache.delete(accountId);
+    this.policyStates.delete(accountId);
   }
 
   private load(accountId: string, embeddingModel: string | null): Promise<AccountRouter> {

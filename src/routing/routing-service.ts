@@ -1025,8 +1025,8 @@ export class RoutingService {
     if (requestedModel === undefined || !this.features.policy_engine) {
       return { model: requestedModel, maxTokens: input.maxTokens, decision: null };
     }
-    const state = await this.state(caller.accountId);
-    if (state.policies.length === 0) {
+    const policies = await this.options.cache.policies(caller.accountId);
+    if (policies.length === 0) {
       return { model: requestedModel, maxTokens: input.maxTokens, decision: null };
     }
     const definition = this.options.models.find(requestedModel);
@@ -1034,7 +1034,7 @@ export class RoutingService {
       return { model: requestedModel, maxTokens: input.maxTokens, decision: null };
     let category: IntentCategory | undefined;
     const outcome = evaluatePolicies(
-      state.policies,
+      policies,
       {
         message,
         category: () => (category ??= this.options.classifier.classify(message).category),

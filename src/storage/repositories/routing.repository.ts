@@ -127,6 +127,16 @@ export class RoutingRepository {
     return { type: row.route_type as RouteType, ref: row.route_ref, name: row.route_name ?? '' };
   }
 
+  /** The account's routing version alone (one primary-key read): policies change it too. */
+  async version(accountId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('routing_state')
+      .select('version')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return Number(row?.version ?? 0);
+  }
+
   /**
    * One query: the routing version and a fingerprint of the account's agents and pipelines
    * (count and newest `updated_at` of each), which changes whenever one is added, changed or
