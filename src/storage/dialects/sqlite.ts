@@ -11,6 +11,7 @@ import {
   type DatabaseConnection,
   type SqliteDialectConfig,
 } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import * as sqliteVec from 'sqlite-vec';
 import type { DatabaseSchema } from '../schema.js';
 import type { DialectAdapter } from './dialect.js';
@@ -52,6 +53,31 @@ class ImmediateTransactionSqliteDialect extends SqliteDialect {
 }
 
 /**
+ * Kysely prepares every query afresh; SQLite's prepare (parse and plan) costs about as much as
+ * running a small query. The same few hundred statements recur, so prepared statements are kept
+ * by their SQL text, bounded in bytes. Safe because Kysely runs one query at a time on this
+ * connection and the service never streams from SQLite (an iterating statement would be busy).
+ */
+function withStatementCache(database: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+  const statements = new LRUCache<string, SqliteDatabase.Statement>({
+    maxSize: 8 * 1024 * 1024,
+    // The SQL text plus the compiled program, which is a few kilobytes for a typical query.
+    sizeCalculation: (_statement, sql) => 4096 + 2 * sql.length,
+  });
+  return {
+    close: () => database.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (statement === undefined) {
+        statement = database.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+/**
  * Switches a database file to WAL once. When another process is switching the same new file at
  * that moment, SQLite answers SQLITE_BUSY without waiting (to avoid a deadlock), so retry briefly.
  */
@@ -81,7 +107,7 @@ export function createSqliteAdapter(filePath: string): DialectAdapter {
   // cache holds; read through a memory map, they are not copied in per query (halves the scan).
   database.pragma('mmap_size = 268435456');
   const db = new Kysely<DatabaseSchema>({
-    dialect: new ImmediateTransactionSqliteDialect({ database }),
+    dialect: new ImmediateTransactionSqliteDialect({ database: withStatementCache(database) }),
   });
   return {
     kind: 'sqlite',
