@@ -1,4 +1,6 @@
 // Wiring only: loadConfig() → createServices() → bootstrap → buildApp() → listen(), and shutdown.
+// First, so that it applies while every other module loads.
+import { endStartupMemoryMode } from './startup-memory.js';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
   await services.instances.start();
   await app.listen({ host: config.server.host, port: config.server.port });
   services.startBackgroundWork();
+  endStartupMemoryMode();
   logger.info(
     {
       database: services.storage.description,

@@ -1,5 +1,5 @@
 // Wiring of the domain: builds every service from the configuration, and closes them again.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
 import { ApiKeyService } from './auth/api-key-service.js';
@@ -147,8 +147,10 @@ function executionTransport(
   return null;
 }
 
-function connectRedis(url: string, logger: Logger): Redis {
-  const client = new Redis(url, {
+/** ioredis is loaded only when REDIS_URL is set. */
+async function connectRedis(url: string, logger: Logger): Promise<Redis> {
+  const { Redis: RedisClient } = await import('ioredis');
+  const client = new RedisClient(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
@@ -174,7 +176,7 @@ export async function createServices(
   let redis: Redis | null = null;
   try {
     if (config.redisUrl !== null && overrides.withoutRedis !== true) {
-      redis = connectRedis(config.redisUrl, logger);
+      redis = await connectRedis(config.redisUrl, logger);
       await redis.connect();
     }
   } catch (error) {
@@ -421,8 +423,9 @@ export async function createServices(
     routing,
     instances,
     startBackgroundWork() {
-      // eSpeak NG loads in each audio thread ahead of the first synthesis.
+      // eSpeak NG loads in each audio thread ahead of the first synthesis, when so configured.
       if (
+        config.speech.preload &&
         config.models.definitions.some(
           (definition) => definition.provider === 'espeak-ng' && definition.type === 'speech',
         )

@@ -266,6 +266,7 @@ const fileSchema = z.strictObject({
       max_audio_seconds: z.int().min(1).max(3600).optional(),
       max_synthesis_characters: z.int().min(1).max(100_000).optional(),
       worker_threads: z.int().min(1).max(64).optional(),
+      preload: z.boolean().optional(),
       engine_timeout_ms: z.int().min(100).max(600_000).optional(),
       realtime: z
         .strictObject({
@@ -606,6 +607,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       maxAudioSeconds: file.speech?.max_audio_seconds ?? 600,
       maxSynthesisCharacters: file.speech?.max_synthesis_characters ?? 5000,
       workerThreads: file.speech?.worker_threads ?? Math.max(1, Math.min(4, cores - 1)),
+      preload: file.speech?.preload ?? false,
       engineTimeoutMs: file.speech?.engine_timeout_ms ?? 60_000,
       programSearchPath: (env.PATH ?? '').split(path.delimiter).filter((entry) => entry !== ''),
       realtime: {
