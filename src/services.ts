@@ -29,6 +29,7 @@ import {
 import { ExecutionService } from './executions/execution-service.js';
 import { InstanceRegistry } from './executions/instance-registry.js';
 import { newId } from './ids.js';
+import { PlatformMetrics } from './metrics/metrics.js';
 import { PipelineRunner } from './pipelines/pipeline-runner.js';
 import { PipelineService } from './pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
@@ -88,6 +89,8 @@ export interface Services {
   readonly pipelines: PipelineService;
   readonly pipelineRunner: PipelineRunner;
   readonly routing: RoutingService;
+  /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
+  readonly metrics: PlatformMetrics;
 }
 
 /** Everything createServices builds: the services, and what only wiring, tools and tests touch. */
@@ -240,7 +243,8 @@ export async function createServices(
     logger,
   });
   const speechEngines = SpeechEngines.fromConfig(config);
-  const models = new ModelRegistry(config, localEngine, logger, speechEngines);
+  const metrics = new PlatformMetrics();
+  const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics);
   const speech = new SpeechService({
     models,
     pool: speechEngines.pool,
@@ -421,6 +425,7 @@ export async function createServices(
     pipelines,
     pipelineRunner,
     routing,
+    metrics,
     instances,
     startBackgroundWork() {
       // eSpeak NG loads in each audio thread ahead of the first synthesis, when so configured.

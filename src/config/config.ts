@@ -227,6 +227,16 @@ export interface AppConfig {
     /** Browser origins allowed to call the API with credentials (CORS); empty: none. */
     readonly corsOrigins: readonly string[];
   };
+  /** Prometheus metrics (`GET /metrics`). */
+  readonly metrics: {
+    /**
+     * null: served on the API's port to admin keys of the owner's account; a port: served there
+     * without authentication (keep that address private), and not on the API's port.
+     */
+    readonly port: number | null;
+    /** Address the metrics port listens on (default: the API's `host`). */
+    readonly host: string;
+  };
   /** Dashboard sessions (cookie authentication). */
   readonly sessions: {
     /** A session unused for this long ends. */

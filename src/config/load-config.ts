@@ -147,6 +147,8 @@ const envSchema = z.object({
   SESSION_COOKIE_SECURE: z.enum(['auto', 'true', 'false']).optional(),
   LOGIN_ATTEMPTS_PER_MINUTE: integerText(1, 100_000).optional(),
   WEB_APP_DIR: z.string().min(1).optional(),
+  METRICS_PORT: integerText(1, 65535).optional(),
+  METRICS_HOST: z.string().min(1).optional(),
 });
 
 const tierSchema = z.strictObject({
@@ -241,6 +243,8 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   web_app_dir: z.string().min(1).optional(),
+  metrics_port: z.int().min(1).max(65535).optional(),
+  metrics_host: z.string().min(1).optional(),
   routing: z
     .strictObject({
       cache_max_bytes: z
@@ -518,6 +522,15 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
         ? 'auto'
         : cookieSecureText === 'true';
 
+  const host = fromEnv.HOST ?? file.host ?? '127.0.0.1';
+  const port = fromEnv.PORT ?? file.port ?? 8080;
+  const metricsPort = fromEnv.METRICS_PORT ?? file.metrics_port ?? null;
+  const metricsHost = fromEnv.METRICS_HOST ?? file.metrics_host ?? host;
+  if (metricsPort !== null && metricsPort === port && metricsHost === host) {
+    problems.push(
+      'METRICS_PORT (metrics_port) must differ from PORT (port): metrics get an address of their own',
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const packageInfo = readPackageVersion();
@@ -526,8 +539,8 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     version: packageInfo.version,
     configFile: fileLabel,
     server: {
-      host: fromEnv.HOST ?? file.host ?? '127.0.0.1',
-      port: fromEnv.PORT ?? file.port ?? 8080,
+      host,
+      port,
       bodyLimitBytes: fromEnv.BODY_LIMIT_BYTES ?? file.body_limit_bytes ?? 1024 * 1024,
       trustProxy: fromEnv.TRUST_PROXY ?? file.trust_proxy ?? [],
       shutdownTimeoutMs: fromEnv.SHUTDOWN_TIMEOUT_MS ?? file.shutdown_timeout_ms ?? 10_000,
@@ -537,6 +550,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       logLevel: fromEnv.LOG_LEVEL ?? file.log_level ?? 'info',
       corsOrigins: fromEnv.CORS_ORIGINS ?? file.cors_origins ?? [],
     },
+    metrics: { port: metricsPort, host: metricsHost },
     sessions: {
       idleTimeoutMs: sessionIdleTimeoutMs,
       maxAgeMs: sessionMaxAgeMs,
