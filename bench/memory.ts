@@ -95,8 +95,11 @@ async function useEverything(base: string, key: string): Promise<string[]> {
   return used;
 }
 
+/** The floor: Node answering HTTP and nothing else. */
+const bareServer = `require('node:http').createServer((q, s) => s.end('{"status":"ok"}')).listen(Number(process.env.PORT), '127.0.0.1')`;
+
 interface Scenario {
-  name: 'default' | 'everything';
+  name: 'bare' | 'default' | 'everything';
   label: string;
   idle: Sample;
   afterUse: (Sample & { used: string[] }) | null;
@@ -110,6 +113,26 @@ export async function runMemoryBenchmark(): Promise<void> {
   const schema = `bench_memory_${randomBytes(4).toString('hex')}`;
   let schemaCreated = false;
   try {
+    // 0. For scale: a bare Node HTTP server.
+    {
+      const port = await freePort();
+      child = await startServer(
+        process.execPath,
+        ['-e', bareServer],
+        { PORT: String(port) },
+        path.join(directory, 'bare.log'),
+        `http://127.0.0.1:${port}/`,
+      );
+      scenarios.push({
+        name: 'bare',
+        label: 'for scale: a bare Node HTTP server (node:http, nothing else)',
+        idle: await sampleSettled(child),
+        afterUse: null,
+      });
+      await stopProcess(child);
+      child = undefined;
+    }
+
     // 1. The default configuration: nothing but a fresh data directory.
     {
       const data = path.join(directory, 'default');

@@ -8,6 +8,9 @@ import { startMetricsServer, type MetricsServer } from './http/metrics-server.js
 import { createLogger } from './logger.js';
 import { createServices } from './services.js';
 
+/** How long after listening V8 stays sized for memory (see startup-memory.ts). */
+const startupSettleMs = 5000;
+
 function printAdminKey(key: string, port: number, host: string): void {
   const line = '='.repeat(78);
   process.stdout.write(
@@ -58,7 +61,9 @@ async function main(): Promise<void> {
     logger.info(`metrics on http://${config.metrics.host}:${metricsServer.port}/metrics`);
   }
   services.startBackgroundWork();
-  endStartupMemoryMode();
+  // Start-up's own work (the first requests' lazy loads, a model download's first steps) is still
+  // done in the lean mode; serving from then on runs with V8's defaults.
+  setTimeout(endStartupMemoryMode, startupSettleMs).unref();
   logger.info(
     {
       database: services.storage.description,
