@@ -3,6 +3,7 @@ import { runAuthBenchmark } from './auth.js';
 import { runGatewayBenchmark } from './gateway.js';
 import { runPipelinesBenchmark } from './pipelines.js';
 import { runKnowledgeBenchmark } from './knowledge.js';
+import { runMemoryBenchmark } from './memory.js';
 import { runWebBundleBenchmark } from './web-bundle.js';
 import { runRoutingBenchmark } from './routing.js';
 import { runSpeechBenchmark } from './speech.js';
@@ -12,6 +13,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   gateway: runGatewayBenchmark,
   pipelines: runPipelinesBenchmark,
   knowledge: runKnowledgeBenchmark,
+  memory: runMemoryBenchmark,
   'web-bundle': runWebBundleBenchmark,
   routing: runRoutingBenchmark,
   speech: runSpeechBenchmark,

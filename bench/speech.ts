@@ -273,6 +273,8 @@ export async function runSpeechBenchmark(): Promise<void> {
         ],
         speech: {
           default_transcription_model: 'pocketsphinx-en-us',
+          // eSpeak NG loaded in the audio threads before the first timed synthesis.
+          preload: true,
           realtime: { idle_timeout_ms: 600_000 },
         },
         rate_limits: {

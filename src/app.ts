@@ -9,6 +9,7 @@ import { installAccessControl } from './http/access-control.js';
 import { sendError, writeClientError } from './http/error-handler.js';
 import { docsPrefix, registerOpenApi } from './http/openapi.js';
 import { installInputSafety } from './http/input-safety.js';
+import { installHttpMetrics } from './http/metrics.js';
 import { installRequestLog } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { accountRoutes } from './http/routes/accounts.routes.js';
@@ -27,6 +28,7 @@ import { knowledgeRoutes } from './http/routes/knowledge.routes.js';
 import { modelRoutes } from './http/routes/models.routes.js';
 import { pipelineRoutes } from './http/routes/pipelines.routes.js';
 import { layoutRoutes } from './http/routes/layout.routes.js';
+import { metricsRoutes } from './http/routes/metrics.routes.js';
 import { routingRoutes } from './http/routes/routing.routes.js';
 import { speechRoutes } from './http/routes/speech.routes.js';
 import { voiceRoutes } from './http/routes/voice.routes.js';
@@ -129,6 +131,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     done();
   });
   installRequestLog(app, config.server.requestLogSample);
+  installHttpMetrics(app, services.metrics);
 
   // Both add onRequest hooks that must run before access control: cookies are parsed, and CORS
   // preflights are answered (and error responses carry CORS headers) before any key is asked for.
@@ -163,6 +166,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   await registerOpenApi(app, config);
 
   healthRoutes(app, services);
+  metricsRoutes(app, services);
   featureRoutes(app, services);
   apiKeyRoutes(app, services);
   accountRoutes(app, services);

@@ -2,6 +2,7 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
+import { startMetricsServer, type MetricsServer } from './http/metrics-server.js';
 import { createLogger } from './logger.js';
 import { createServices } from './services.js';
 
@@ -32,11 +33,13 @@ async function main(): Promise<void> {
   const services = await createServices(config, logger);
   const bootstrap = await services.accounts.bootstrap(config.auth.adminKey);
   const app = await buildApp(services, logger);
+  let metricsServer: MetricsServer | null = null;
 
   closeWithGrace({ delay: config.server.shutdownTimeoutMs }, async ({ signal, err }) => {
     if (err !== undefined) logger.error({ err }, 'shutting down after an unexpected error');
     else logger.info({ signal }, 'shutting down: finishing in-flight requests');
     await app.close();
+    await metricsServer?.close();
     await services.close();
     logger.info('stopped');
   });
@@ -44,6 +47,14 @@ async function main(): Promise<void> {
   // Registered before serving, so that this instance's runs are never mistaken for orphans.
   await services.instances.start();
   await app.listen({ host: config.server.host, port: config.server.port });
+  if (config.metrics.port !== null) {
+    metricsServer = await startMetricsServer(
+      services.metrics,
+      config.metrics.host,
+      config.metrics.port,
+    );
+    logger.info(`metrics on http://${config.metrics.host}:${metricsServer.port}/metrics`);
+  }
   services.startBackgroundWork();
   logger.info(
     {

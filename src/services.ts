@@ -1,5 +1,5 @@
 // Wiring of the domain: builds every service from the configuration, and closes them again.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
 import { ApiKeyService } from './auth/api-key-service.js';
@@ -30,6 +30,7 @@ import { ExecutionService } from './executions/execution-service.js';
 import { InstanceRegistry } from './executions/instance-registry.js';
 import { newId } from './ids.js';
 import { MemoryJobQueue, type JobQueue, type RunJob } from './jobs/job-queue.js';
+import { PlatformMetrics } from './metrics/metrics.js';
 import { PipelineRunner } from './pipelines/pipeline-runner.js';
 import { PipelineService } from './pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
@@ -91,6 +92,8 @@ export interface Services {
   /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()` (metrics). */
   readonly jobs: JobQueue;
   readonly routing: RoutingService;
+  /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
+  readonly metrics: PlatformMetrics;
 }
 
 /** Everything createServices builds: the services, and what only wiring, tools and tests touch. */
@@ -120,6 +123,29 @@ export interface ServiceOverrides {
 /** A Redis key or channel name under the configured prefix (none: the name as it always was). */
 function redisName(config: AppConfig, name: string): string {
   return config.redisKeyPrefix === '' ? name : `${config.redisKeyPrefix}:${name}`;
+}
+
+/** The background-run queue's depth and outcomes, as Prometheus metrics (`platform_jobs_*`). */
+function observeJobs(jobs: JobQueue, metrics: PlatformMetrics): void {
+  const queue = 'pipeline-runs';
+  // Start times of this instance's running jobs (at most the queue's concurrency).
+  const started = new Map<string, number>();
+  const ended = (executionId: string, outcome: 'completed' | 'failed' | 'retried') => {
+    const since = started.get(executionId);
+    started.delete(executionId);
+    metrics.jobEnded(queue, outcome, since === undefined ? 0 : (performance.now() - since) / 1000);
+  };
+  jobs.onEvent((event) => {
+    if (event.type === 'started') started.set(event.job.executionId, performance.now());
+    else if (event.type === 'completed') ended(event.job.executionId, 'completed');
+    else if (event.type === 'failed') ended(event.job.executionId, 'failed');
+    // Handed back by a stopping instance: it runs again elsewhere.
+    else if (event.type === 'handed-over') ended(event.job.executionId, 'retried');
+    jobs.counts().then(
+      (counts) => metrics.setJobCounts(queue, counts),
+      () => undefined,
+    );
+  });
 }
 
 /**
@@ -185,8 +211,10 @@ function executionTransport(
   return null;
 }
 
-function connectRedis(url: string, logger: Logger): Redis {
-  const client = new Redis(url, {
+/** ioredis is loaded only when REDIS_URL is set. */
+async function connectRedis(url: string, logger: Logger): Promise<Redis> {
+  const { Redis: RedisClient } = await import('ioredis');
+  const client = new RedisClient(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
@@ -212,7 +240,7 @@ export async function createServices(
   let redis: Redis | null = null;
   try {
     if (config.redisUrl !== null && overrides.withoutRedis !== true) {
-      redis = connectRedis(config.redisUrl, logger);
+      redis = await connectRedis(config.redisUrl, logger);
       await redis.connect();
     }
   } catch (error) {
@@ -276,7 +304,8 @@ export async function createServices(
     logger,
   });
   const speechEngines = SpeechEngines.fromConfig(config);
-  const models = new ModelRegistry(config, localEngine, logger, speechEngines);
+  const metrics = new PlatformMetrics();
+  const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics);
   const speech = new SpeechService({
     models,
     pool: speechEngines.pool,
@@ -380,6 +409,7 @@ export async function createServices(
     now,
   });
   const jobs = await createJobQueue(config, redis, logger, overrides);
+  observeJobs(jobs, metrics);
   const instances = new InstanceRegistry({
     id: instanceId,
     repository: executionsRepository,
@@ -470,10 +500,12 @@ export async function createServices(
     pipelineRunner,
     jobs,
     routing,
+    metrics,
     instances,
     startBackgroundWork() {
-      // eSpeak NG loads in each audio thread ahead of the first synthesis.
+      // eSpeak NG loads in each audio thread ahead of the first synthesis, when so configured.
       if (
+        config.speech.preload &&
         config.models.definitions.some(
           (definition) => definition.provider === 'espeak-ng' && definition.type === 'speech',
         )

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isWellFormedApiKey } from '../src/auth/api-key-format.js';
 import { writeTinyLlamaGguf } from './support/gguf/tiny-llama.js';
-import { runCli, startService } from './support/process.js';
+import { freePort, runCli, startService } from './support/process.js';
 
 const directory = mkdtempSync(path.join(tmpdir(), 'platform-process-'));
 const env = {
@@ -72,6 +72,22 @@ describe('the service process', () => {
       expect((await get(service.port, '/v1/features', adminKey)).status).toBe(200);
     } finally {
       await service.stop();
+    }
+  });
+
+  it('serves /metrics on METRICS_PORT without a key, not on the API port, and stops cleanly', async () => {
+    const metricsPort = await freePort();
+    const service = await startService({ ...env, METRICS_PORT: String(metricsPort) });
+    try {
+      expect((await get(service.port, '/v1/features', adminKey)).status).toBe(200);
+      const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toMatch(
+        /^platform_http_requests_total\{method="GET",route="\/v1\/features",status="200"\} 1$/m,
+      );
+      expect((await get(service.port, '/metrics', adminKey)).status).toBe(404);
+    } finally {
+      expect(await service.stop()).toBe(0);
     }
   });
 

@@ -1,8 +1,6 @@
 // Voice activity detection with WebRTC's VAD (libfvad compiled to WebAssembly,
 // @echogarden/fvad-wasm): 20 ms frames of 16 kHz audio in, speech or not out. A frame costs a few
 // microseconds, so it runs on the event loop as audio arrives.
-import initialiseFvad from '@echogarden/fvad-wasm';
-
 interface FvadModule {
   _fvad_new(): number;
   _fvad_free(instance: number): void;
@@ -28,7 +26,10 @@ export class VoiceActivityDetector {
   ) {}
 
   static async create(mode: 0 | 1 | 2 | 3): Promise<VoiceActivityDetector> {
-    fvad ??= initialiseFvad() as unknown as Promise<FvadModule>;
+    // Loaded with the first voice session, not with the service.
+    fvad ??= import('@echogarden/fvad-wasm').then(
+      ({ default: initialiseFvad }) => initialiseFvad() as unknown as Promise<FvadModule>,
+    );
     const module = await fvad;
     const instance = module._fvad_new();
     if (instance === 0) throw new Error('the voice activity detector could not be created');

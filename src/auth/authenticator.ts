@@ -59,7 +59,14 @@ export interface AuthenticatorOptions {
 
 export class Authenticator {
   private readonly cache: LRUCache<string, CachedCredential> | null;
-  private readonly lastUsedWrites = new LRUCache<string, number>({ max: 100_000 });
+  /*
+   * Bounded by `maxSize` counting one per entry rather than by `max`: with `max`, lru-cache
+   * allocates its arrays for every entry up front (about 4 MiB for these two), idle or not.
+   */
+  private readonly lastUsedWrites = new LRUCache<string, number>({
+    maxSize: 100_000,
+    sizeCalculation: () => 1,
+  });
   private readonly now: () => number;
 
   constructor(private readonly options: AuthenticatorOptions) {
@@ -67,7 +74,8 @@ export class Authenticator {
     this.cache =
       options.cacheTtlMs > 0
         ? new LRUCache<string, CachedCredential>({
-            max: 50_000,
+            maxSize: 50_000,
+            sizeCalculation: () => 1,
             ttl: options.cacheTtlMs,
             ttlAutopurge: false,
           })

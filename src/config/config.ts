@@ -167,6 +167,11 @@ export interface SpeechConfig {
   readonly maxSynthesisCharacters: number;
   /** CPU-bound audio work (decoding, resampling, encoding, espeak-ng) runs in these threads. */
   readonly workerThreads: number;
+  /**
+   * Whether the audio threads start, and load eSpeak NG, with the service (the first synthesis is
+   * then ~0.5 s faster) rather than with the first audio request (the idle service ~60 MiB smaller).
+   */
+  readonly preload: boolean;
   /** How long an engine call may take. */
   readonly engineTimeoutMs: number;
   /** Where system programs (PocketSphinx) are looked for: the environment's PATH. */
@@ -226,6 +231,16 @@ export interface AppConfig {
     readonly requestLogSample: number;
     /** Browser origins allowed to call the API with credentials (CORS); empty: none. */
     readonly corsOrigins: readonly string[];
+  };
+  /** Prometheus metrics (`GET /metrics`). */
+  readonly metrics: {
+    /**
+     * null: served on the API's port to admin keys of the owner's account; a port: served there
+     * without authentication (keep that address private), and not on the API's port.
+     */
+    readonly port: number | null;
+    /** Address the metrics port listens on (default: the API's `host`). */
+    readonly host: string;
   };
   /** Dashboard sessions (cookie authentication). */
   readonly sessions: {

@@ -164,6 +164,8 @@ const envSchema = z.object({
   SESSION_COOKIE_SECURE: z.enum(['auto', 'true', 'false']).optional(),
   LOGIN_ATTEMPTS_PER_MINUTE: integerText(1, 100_000).optional(),
   WEB_APP_DIR: z.string().min(1).optional(),
+  METRICS_PORT: integerText(1, 65535).optional(),
+  METRICS_HOST: z.string().min(1).optional(),
 });
 
 const tierSchema = z.strictObject({
@@ -266,6 +268,8 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   web_app_dir: z.string().min(1).optional(),
+  metrics_port: z.int().min(1).max(65535).optional(),
+  metrics_host: z.string().min(1).optional(),
   routing: z
     .strictObject({
       cache_max_bytes: z
@@ -291,6 +295,7 @@ const fileSchema = z.strictObject({
       max_audio_seconds: z.int().min(1).max(3600).optional(),
       max_synthesis_characters: z.int().min(1).max(100_000).optional(),
       worker_threads: z.int().min(1).max(64).optional(),
+      preload: z.boolean().optional(),
       engine_timeout_ms: z.int().min(100).max(600_000).optional(),
       realtime: z
         .strictObject({
@@ -542,6 +547,15 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
         ? 'auto'
         : cookieSecureText === 'true';
 
+  const host = fromEnv.HOST ?? file.host ?? '127.0.0.1';
+  const port = fromEnv.PORT ?? file.port ?? 8080;
+  const metricsPort = fromEnv.METRICS_PORT ?? file.metrics_port ?? null;
+  const metricsHost = fromEnv.METRICS_HOST ?? file.metrics_host ?? host;
+  if (metricsPort !== null && metricsPort === port && metricsHost === host) {
+    problems.push(
+      'METRICS_PORT (metrics_port) must differ from PORT (port): metrics get an address of their own',
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const packageInfo = readPackageVersion();
@@ -550,8 +564,8 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     version: packageInfo.version,
     configFile: fileLabel,
     server: {
-      host: fromEnv.HOST ?? file.host ?? '127.0.0.1',
-      port: fromEnv.PORT ?? file.port ?? 8080,
+      host,
+      port,
       bodyLimitBytes: fromEnv.BODY_LIMIT_BYTES ?? file.body_limit_bytes ?? 1024 * 1024,
       trustProxy: fromEnv.TRUST_PROXY ?? file.trust_proxy ?? [],
       shutdownTimeoutMs: fromEnv.SHUTDOWN_TIMEOUT_MS ?? file.shutdown_timeout_ms ?? 10_000,
@@ -562,6 +576,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       requestLogSample: fromEnv.REQUEST_LOG_SAMPLE ?? file.request_log_sample ?? 1,
       corsOrigins: fromEnv.CORS_ORIGINS ?? file.cors_origins ?? [],
     },
+    metrics: { port: metricsPort, host: metricsHost },
     sessions: {
       idleTimeoutMs: sessionIdleTimeoutMs,
       maxAgeMs: sessionMaxAgeMs,
@@ -637,6 +652,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       maxAudioSeconds: file.speech?.max_audio_seconds ?? 600,
       maxSynthesisCharacters: file.speech?.max_synthesis_characters ?? 5000,
       workerThreads: file.speech?.worker_threads ?? Math.max(1, Math.min(4, cores - 1)),
+      preload: file.speech?.preload ?? false,
       engineTimeoutMs: file.speech?.engine_timeout_ms ?? 60_000,
       programSearchPath: (env.PATH ?? '').split(path.delimiter).filter((entry) => entry !== ''),
       realtime: {

@@ -4,6 +4,11 @@ import type { Logger } from 'pino';
 import type { AppConfig, ModelDefinition, ModelType } from '../config/config.js';
 import { AppError, FeatureDisabledError, InvalidParameterError } from '../errors/app-error.js';
 import { BpeTokenCounter } from './bpe-token-counter.js';
+import {
+  observedChatModel,
+  observedEmbeddingModel,
+  type ModelCallObserver,
+} from './model-call-observer.js';
 import type { LocalEngine } from './local/local-engine.js';
 import { SpeechEngines } from './speech/speech-engines.js';
 import {
@@ -47,6 +52,8 @@ export class ModelRegistry {
     private readonly logger: Logger,
     /** The speech engines on this machine (default: their own, with their own worker threads). */
     speech?: SpeechEngines,
+    /** Told of every chat and embedding call (the service's metrics). */
+    private readonly observer?: ModelCallObserver,
   ) {
     this.byName = new Map(
       config.models.definitions.map((definition) => [definition.name, definition]),
@@ -155,8 +162,20 @@ export class ModelRegistry {
     }
     let model = this.built.get(name) as ModelOfKind[K] | undefined;
     if (model === undefined) {
-      model = modelKinds[kind].create(definition, this.context);
+      model = this.observed(kind, name, modelKinds[kind].create(definition, this.context));
       this.built.set(name, model);
+    }
+    return model;
+  }
+
+  private observed<K extends ModelType>(kind: K, name: string, model: ModelOfKind[K]) {
+    const { observer } = this;
+    if (observer === undefined) return model;
+    if (kind === 'chat') {
+      return observedChatModel(model as ChatModel, name, observer) as ModelOfKind[K];
+    }
+    if (kind === 'embedding') {
+      return observedEmbeddingModel(model as EmbeddingModel, name, observer) as ModelOfKind[K];
     }
     return model;
   }

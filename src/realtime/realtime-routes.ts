@@ -100,6 +100,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       ).voiceSession;
       const logger = request.log as never;
       let conversation: VoiceConversation | null = null;
+      const counted = services.metrics.webSocketOpened('voice');
       const connection: Connection = new Connection({
         socket,
         keyId: session.keyId,
@@ -111,6 +112,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
         logger,
         onClose: () => {
           open.delete(connection);
+          counted();
           conversation?.close();
         },
       });
@@ -204,6 +206,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       /** Chunks of an utterance sent with `final: false`. */
       let chunks: Buffer[] = [];
       let chunkBytes = 0;
+      const counted = services.metrics.webSocketOpened('realtime');
       const connection: Connection = new Connection({
         socket,
         keyId: principal.keyId,
@@ -215,6 +218,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
         logger,
         onClose: () => {
           open.delete(connection);
+          counted();
           conversation?.close();
         },
       });

@@ -1,9 +1,10 @@
 // Entities in a message: e-mail addresses and URLs (linkify-it), dates and times (chrono-node),
 // money and numbers (patterns), and named people, places, organisations and other proper nouns
 // (compromise's tagger). Overlaps are resolved in that order of precedence.
-import * as chrono from 'chrono-node';
-import nlp from 'compromise';
-import { LinkifyIt } from 'linkify-it';
+import { createRequire } from 'node:module';
+import type * as Chrono from 'chrono-node';
+import type Compromise from 'compromise';
+import type * as Linkify from 'linkify-it';
 
 export type EntityType =
   'email' | 'url' | 'money' | 'date' | 'person' | 'place' | 'organization' | 'name' | 'number';
@@ -25,7 +26,25 @@ const maxTaggedCharacters = 2000;
 const maxScannedCharacters = 20_000;
 const maxEntities = 50;
 
-const linkify = new LinkifyIt();
+/*
+ * The three libraries hold about 40 MiB once loaded; an instance that never classifies a message
+ * should not carry them. They are required (their CommonJS builds, synchronously) on first use.
+ */
+const require = createRequire(import.meta.url);
+let libraries:
+  { chrono: typeof Chrono; nlp: typeof Compromise; linkify: Linkify.LinkifyIt } | undefined;
+
+function entityLibraries(): NonNullable<typeof libraries> {
+  if (libraries === undefined) {
+    const { LinkifyIt } = require('linkify-it') as typeof Linkify;
+    libraries = {
+      chrono: require('chrono-node') as typeof Chrono,
+      nlp: require('compromise') as typeof Compromise,
+      linkify: new LinkifyIt(),
+    };
+  }
+  return libraries;
+}
 
 const currencySymbols: Record<string, string> = {
   $: 'USD',
@@ -85,7 +104,7 @@ function trimmed(message: string, start: number, end: number): { start: number; 
 
 function tagged(message: string): Entity[] {
   const text = message.slice(0, maxTaggedCharacters);
-  const document = nlp(text);
+  const document = entityLibraries().nlp(text);
   const found: Entity[] = [];
   const collect = (type: EntityType, view: { json(options: object): unknown }) => {
     const matches = view.json({ offset: true }) as { offset?: { start: number; length: number } }[];
@@ -114,6 +133,7 @@ export function detectEntities(
   options: { names: boolean } = { names: true },
 ): Entity[] {
   const text = message.slice(0, maxScannedCharacters);
+  const { chrono, linkify } = entityLibraries();
   const candidates: Entity[] = [];
   for (const match of linkify.match(text) ?? []) {
     const email = match.schema === 'mailto:';

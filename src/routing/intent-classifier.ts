@@ -33,9 +33,15 @@ function round(value: number): number {
 }
 
 export class IntentClassifier {
-  private readonly classifier = LinearClassifier.deserialize(shippedModel as SerializedClassifier);
+  /** Built on the first classification: its tables hold ~5 MiB an idle service need not. */
+  private shipped: LinearClassifier | undefined;
 
   constructor(private readonly models: ModelRegistry) {}
+
+  private get classifier(): LinearClassifier {
+    this.shipped ??= LinearClassifier.deserialize(shippedModel as SerializedClassifier);
+    return this.shipped;
+  }
 
   /** The shipped classifier's answer (sub-millisecond). */
   classify(text: string): Classification {

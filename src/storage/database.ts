@@ -2,8 +2,6 @@
 import { Migrator, sql } from 'kysely';
 import type { DatabaseConfig } from '../config/config.js';
 import type { DialectAdapter } from './dialects/dialect.js';
-import { createPostgresAdapter } from './dialects/postgres.js';
-import { createSqliteAdapter } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
 
 export interface Storage extends DialectAdapter {
@@ -12,10 +10,14 @@ export interface Storage extends DialectAdapter {
   close(): Promise<void>;
 }
 
-export function createDialectAdapter(config: DatabaseConfig): DialectAdapter {
-  return config.kind === 'sqlite'
-    ? createSqliteAdapter(config.path)
-    : createPostgresAdapter(config.url);
+/** Only the configured database's driver is loaded (pg and better-sqlite3 each weigh several MiB). */
+export async function createDialectAdapter(config: DatabaseConfig): Promise<DialectAdapter> {
+  if (config.kind === 'sqlite') {
+    const { createSqliteAdapter } = await import('./dialects/sqlite.js');
+    return createSqliteAdapter(config.path);
+  }
+  const { createPostgresAdapter } = await import('./dialects/postgres.js');
+  return createPostgresAdapter(config.url);
 }
 
 /**
@@ -47,7 +49,7 @@ export async function migrateToLatest(adapter: DialectAdapter): Promise<string[]
 }
 
 export async function openStorage(config: DatabaseConfig): Promise<Storage> {
-  const adapter = createDialectAdapter(config);
+  const adapter = await createDialectAdapter(config);
   try {
     await migrateToLatest(adapter);
   } catch (error) {

@@ -1,7 +1,8 @@
 // HTML to text, once for the service: linkedom parses, one walker turns the visible content into
 // blocks under their headings, and Readability picks a page's article when one is wanted.
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import { createRequire } from 'node:module';
+import type * as ReadabilityModule from '@mozilla/readability';
+import type * as LinkedomModule from 'linkedom';
 import { BlockCollector, type BlockKind, type ExtractedText } from './blocks.js';
 import { collapseWhitespace } from './plain-text.js';
 
@@ -37,11 +38,29 @@ const documentNode = 9;
  * linkedom is not a full HTML5 parser: without an <html> element it drops content that browsers
  * would put in an implied body, so such documents and fragments get the wrappers written out.
  */
+/*
+ * linkedom and Readability weigh about 25 MiB once loaded, and most instances never read HTML:
+ * they are required (their CommonJS builds, synchronously) the first time HTML is parsed.
+ */
+const require = createRequire(import.meta.url);
+let linkedom: typeof LinkedomModule | undefined;
+let readability: typeof ReadabilityModule | undefined;
+
+function parseHTML(html: string): unknown {
+  linkedom ??= require('linkedom') as typeof LinkedomModule;
+  return linkedom.parseHTML(html);
+}
+
+function readabilityClass(): typeof ReadabilityModule.Readability {
+  readability ??= require('@mozilla/readability') as typeof ReadabilityModule;
+  return readability.Readability;
+}
+
 function parseHtml(html: string): DomDocument {
   const complete = /<html[\s>]/i.test(html)
     ? html
     : `<html><head></head><body>${html}</body></html>`;
-  return (parseHTML(complete) as unknown as { document: DomDocument }).document;
+  return (parseHTML(complete) as { document: DomDocument }).document;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,6 +363,7 @@ function readabilityArticle(
       documentTitle(document) ??
       (heading === null ? null : inlineText(heading, { dropChrome: false }) || null);
     // The serializer hands back the article's element, so its text is walked as blocks.
+    const Readability = readabilityClass();
     const article = new Readability<DomElement>(document, {
       serializer: (node: unknown) => node as DomElement,
     }).parse();

@@ -133,6 +133,8 @@ describe.each(allDialects)('access rules on $name', (dialect) => {
     it('keeps owner-only operations from admin keys of other accounts', async () => {
       const ownerOnly = operations.filter((operation) => operation.ownerOnly);
       expect(ownerOnly.map((operation) => `${operation.method} ${operation.path}`).sort()).toEqual([
+        // Metrics cover every account (README, "Metrics").
+        'GET /metrics',
         'GET /v1/accounts',
         'POST /v1/accounts',
       ]);

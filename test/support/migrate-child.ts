@@ -3,7 +3,7 @@
 import { createDialectAdapter, migrateToLatest } from '../../src/storage/database.js';
 
 const url = process.argv[2] ?? '';
-const adapter = createDialectAdapter(
+const adapter = await createDialectAdapter(
   url.startsWith('sqlite:') ? { kind: 'sqlite', path: url.slice(7) } : { kind: 'postgres', url },
 );
 try {

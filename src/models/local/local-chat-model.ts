@@ -1,14 +1,14 @@
 // Chat and embeddings on a GGUF model loaded in this process by node-llama-cpp. Each request
 // takes one context sequence through the fair queue, renders the conversation with the model's
 // own chat template, and meters tokens with the model's own tokenizer.
-import {
+import type {
   LlamaChatSession,
-  type ChatHistoryItem,
-  type GbnfJsonSchema,
-  type LlamaGrammar,
-  type LlamaContext,
-  type LlamaEmbeddingContext,
-  type LlamaModel,
+  ChatHistoryItem,
+  GbnfJsonSchema,
+  LlamaGrammar,
+  LlamaContext,
+  LlamaEmbeddingContext,
+  LlamaModel,
 } from 'node-llama-cpp';
 import type { LocalModelDefinition } from '../../config/config.js';
 import {
@@ -152,7 +152,9 @@ export class LocalChatModel implements ChatModel {
       const { context } = await this.handle.load();
       const sequence = context.getSequence();
       const before = sequence.tokenMeter.getState();
-      session = new LlamaChatSession({ contextSequence: sequence, autoDisposeSequence: true });
+      // The engine imported node-llama-cpp to load the model; this takes the same module.
+      const { LlamaChatSession: ChatSession } = await import('node-llama-cpp');
+      session = new ChatSession({ contextSequence: sequence, autoDisposeSequence: true });
       const { history, prompt } = historyOf(request.messages);
       session.setChatHistory([...history]);
       const grammar =

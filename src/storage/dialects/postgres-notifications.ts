@@ -1,10 +1,9 @@
 // PostgreSQL LISTEN/NOTIFY: one dedicated connection per process listens on a channel (pg's own
 // `notification` events) and reconnects with backoff when it is lost; NOTIFY goes through the pool.
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseSchema } from '../schema.js';
-import { postgresConnection } from './postgres.js';
 
 export interface NotificationHandlers {
   message(payload: string): void;
@@ -57,7 +56,12 @@ export class PostgresListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({
+    // Loaded here, not with the module: only PostgreSQL deployments ever listen.
+    const [{ default: pgModule }, { postgresConnection }] = await Promise.all([
+      import('pg'),
+      import('./postgres.js'),
+    ]);
+    const client = new pgModule.Client({
       ...postgresConnection(this.options.url),
       connectionTimeoutMillis: 5000,
       // The connection is idle between notifications; keep-alive notices a silently dropped one.

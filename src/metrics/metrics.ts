@@ -1,0 +1,195 @@
+// The service's Prometheus metrics (prom-client), one registry per service instance. HTTP
+// requests, model calls, rate-limit refusals, WebSocket sessions and background jobs are recorded
+// through the methods below; Node's own (event-loop lag, heap, CPU, handles) come from
+// prom-client's default metrics. Every label takes values from a bounded set: route patterns,
+// catalog model names, outcome words, never a raw URL, id or user text.
+import {
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type LabelValues,
+} from 'prom-client';
+import type { ModelCallObserver, ModelCallRecord } from '../models/model-call-observer.js';
+
+/** Seconds: from a cached answer (~1 ms) to a long generation (2 min). */
+const latencyBuckets = [
+  0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
+];
+
+const httpMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** How a background job ended (a job queue reports each one). */
+export type JobOutcome = 'completed' | 'failed' | 'retried' | 'stalled' | 'cancelled';
+
+/** The WebSocket endpoints: `/v1/voice/stream/{id}` and the general `/v1/ws`. */
+export type WebSocketChannel = 'voice' | 'realtime';
+
+export interface HttpRequestRecord {
+  readonly method: string;
+  /** The route's pattern (`/v1/agents/:agent_id`); null when no route matched. */
+  readonly route: string | null;
+  readonly status: number;
+  readonly seconds: number;
+}
+
+export class PlatformMetrics implements ModelCallObserver {
+  readonly registry = new Registry();
+
+  private readonly httpRequests = new Counter({
+    name: 'platform_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly httpDuration = new Histogram({
+    name: 'platform_http_request_duration_seconds',
+    help: 'Time from receiving a request to the end of its response, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+
+  private readonly rateLimitRefusals = new Counter({
+    name: 'platform_rate_limit_refusals_total',
+    help: 'Requests refused with 429 rate_limit_exceeded, by route pattern.',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly upstreamDuration = new Histogram({
+    name: 'platform_upstream_request_duration_seconds',
+    help: 'Time of one call to a model (retries included; streams until their last part), by catalog model name, kind and outcome.',
+    labelNames: ['model', 'kind', 'outcome'] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+
+  private readonly upstreamTokens = new Counter({
+    name: 'platform_upstream_tokens_total',
+    help: 'Tokens metered by models, by catalog model name and type (prompt or completion).',
+    labelNames: ['model', 'type'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly upstreamErrors = new Counter({
+    name: 'platform_upstream_errors_total',
+    help: 'Model calls that failed, by catalog model name and error code.',
+    labelNames: ['model', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly webSocketSessions = new Gauge({
+    name: 'platform_websocket_sessions',
+    help: 'WebSocket connections open now, by channel (voice, realtime).',
+    labelNames: ['channel'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly webSocketAccepted = new Counter({
+    name: 'platform_websocket_sessions_total',
+    help: 'WebSocket connections accepted since start, by channel (voice, realtime).',
+    labelNames: ['channel'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly jobsWaiting = new Gauge({
+    name: 'platform_jobs_waiting',
+    help: 'Background jobs waiting to run, by queue.',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly jobsActive = new Gauge({
+    name: 'platform_jobs_active',
+    help: 'Background jobs running now, by queue.',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly jobs = new Counter({
+    name: 'platform_jobs_total',
+    help: 'Background jobs that ended, by queue and outcome (completed, failed, retried, stalled, cancelled).',
+    labelNames: ['queue', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly jobDuration = new Histogram({
+    name: 'platform_job_duration_seconds',
+    help: 'Run time of background jobs, by queue and outcome.',
+    labelNames: ['queue', 'outcome'] as const,
+    buckets: [0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    // process_*, nodejs_eventloop_lag_*, nodejs_heap_*, nodejs_gc_duration_seconds, …
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text Prometheus scrapes. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  httpRequest(record: HttpRequestRecord): void {
+    const labels: LabelValues<'method' | 'route' | 'status'> = {
+      method: httpMethods.has(record.method) ? record.method : 'other',
+      // Unmatched paths are anyone's choice of URL: one label value for all of them.
+      route: record.route ?? 'unmatched',
+      status: String(record.status),
+    };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, record.seconds);
+    if (record.status === 429) this.rateLimitRefusals.inc({ route: labels.route });
+  }
+
+  modelCall(record: ModelCallRecord): void {
+    const { model } = record;
+    this.upstreamDuration.observe(
+      { model, kind: record.kind, outcome: record.outcome },
+      record.seconds,
+    );
+    if (record.usage !== undefined) {
+      if (record.usage.promptTokens > 0) {
+        this.upstreamTokens.inc({ model, type: 'prompt' }, record.usage.promptTokens);
+      }
+      if (record.usage.completionTokens > 0) {
+        this.upstreamTokens.inc({ model, type: 'completion' }, record.usage.completionTokens);
+      }
+    }
+    if (record.outcome === 'error') {
+      this.upstreamErrors.inc({ model, code: record.errorCode ?? 'internal_error' });
+    }
+  }
+
+  /** A WebSocket connection was accepted; call the returned function once when it closes. */
+  webSocketOpened(channel: WebSocketChannel): () => void {
+    this.webSocketAccepted.inc({ channel });
+    this.webSocketSessions.inc({ channel });
+    let closed = false;
+    return () => {
+      if (closed) return;
+      closed = true;
+      this.webSocketSessions.dec({ channel });
+    };
+  }
+
+  /** For a job queue: how many jobs wait and run now (set on every change, or on each scrape). */
+  setJobCounts(queue: string, counts: { waiting: number; active: number }): void {
+    this.jobsWaiting.set({ queue }, counts.waiting);
+    this.jobsActive.set({ queue }, counts.active);
+  }
+
+  /** For a job queue: one job ended, after `seconds` of running. */
+  jobEnded(queue: string, outcome: JobOutcome, seconds: number): void {
+    this.jobs.inc({ queue, outcome });
+    this.jobDuration.observe({ queue, outcome }, seconds);
+  }
+}
