@@ -2,7 +2,22 @@
 import { pino, type Logger } from 'pino';
 import type { AppConfig } from './config/config.js';
 
+/** Longest a logged line waits in the buffer before it is written. */
+const flushIntervalMs = 500;
+
 export function createLogger(serviceName: string, level: AppConfig['server']['logLevel']): Logger {
+  // Lines gather until 4 KB or half a second has passed, whichever comes first, so a busy service
+  // writes many lines per system call (one each cost ~8% of a proxied request's CPU); pino writes
+  // what is left synchronously when the process exits.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const timer = setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      // Destroyed (the process is ending): nothing more to write.
+      clearInterval(timer);
+    }
+  }, flushIntervalMs).unref();
   return pino(
     {
       level,
@@ -19,8 +34,6 @@ export function createLogger(serviceName: string, level: AppConfig['server']['lo
         censor: '[redacted]',
       },
     },
-    // Asynchronous writes: lines logged while a write is in flight go out together in one system
-    // call instead of one each. pino flushes what is left synchronously when the process exits.
-    pino.destination({ dest: 1, sync: false }),
+    destination,
   );
 }
