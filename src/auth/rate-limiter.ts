@@ -12,6 +12,7 @@ import {
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
 import type { RateLimitTier } from '../config/config.js';
+import { AppError } from '../errors/app-error.js';
 
 export type WindowName = 'minute' | 'day';
 
@@ -35,6 +36,28 @@ export type RateLimitDecision =
       /** Whole seconds until a request would be allowed again (never an underestimate). */
       readonly retryAfterSeconds: number;
     };
+
+/** The contract's 429 for a refused decision (`details.retry_after` too where asked for). */
+export function rateLimitExceeded(
+  decision: Extract<RateLimitDecision, { allowed: false }>,
+  options: { retryAfterInDetails?: boolean } = {},
+): AppError {
+  const { limitedBy } = decision;
+  return new AppError(
+    'rate_limit_exceeded',
+    `Rate limit of ${limitedBy.limit} requests per ${limitedBy.window} exceeded for this API key. Retry after ${decision.retryAfterSeconds} s.`,
+    {
+      details: {
+        limit: limitedBy.limit,
+        window: limitedBy.window,
+        reset_at: new Date(Date.now() + limitedBy.resetMs).toISOString(),
+        ...(options.retryAfterInDetails === true
+          ? { retry_after: decision.retryAfterSeconds }
+          : {}),
+      },
+    },
+  );
+}
 
 export type RateLimitStore = { kind: 'memory' } | { kind: 'redis'; client: Redis };
 

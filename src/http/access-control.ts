@@ -7,6 +7,7 @@ import {
   rateLimitHeaders,
   type RateLimitDecision,
   type RateLimiter,
+  rateLimitExceeded,
 } from '../auth/rate-limiter.js';
 import { missingScope, type RouteAccess } from '../auth/scopes.js';
 import type { SessionService } from '../auth/session-service.js';
@@ -152,19 +153,6 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
 
     const decision = await options.rateLimiter.consume(principal.keyId, principal.tier);
     setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) {
-      const { limitedBy } = decision;
-      throw new AppError(
-        'rate_limit_exceeded',
-        `Rate limit of ${limitedBy.limit} requests per ${limitedBy.window} exceeded for this API key. Retry after ${decision.retryAfterSeconds} s.`,
-        {
-          details: {
-            limit: limitedBy.limit,
-            window: limitedBy.window,
-            reset_at: new Date(Date.now() + limitedBy.resetMs).toISOString(),
-          },
-        },
-      );
-    }
+    if (!decision.allowed) throw rateLimitExceeded(decision);
   });
 }

@@ -3,7 +3,7 @@
 // for every open socket in one query, several times a second).
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
-import type { RateLimiter } from '../auth/rate-limiter.js';
+import { rateLimitExceeded, type RateLimiter } from '../auth/rate-limiter.js';
 import type { AppConfig } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 import type { KeyState } from '../voice/voice-session.js';
@@ -167,19 +167,7 @@ export class Connection {
   async consumeTurn(): Promise<AppError | null> {
     const decision = await this.options.rateLimiter.consume(this.entry.keyId, this.entry.tier);
     if (decision.allowed) return null;
-    const { limitedBy } = decision;
-    return new AppError(
-      'rate_limit_exceeded',
-      `Rate limit of ${limitedBy.limit} requests per ${limitedBy.window} exceeded for this API key. Retry after ${decision.retryAfterSeconds} s.`,
-      {
-        details: {
-          limit: limitedBy.limit,
-          window: limitedBy.window,
-          reset_at: new Date(Date.now() + limitedBy.resetMs).toISOString(),
-          retry_after: decision.retryAfterSeconds,
-        },
-      },
-    );
+    return rateLimitExceeded(decision, { retryAfterInDetails: true });
   }
 
   close(code: number, reason: string): void {

@@ -13,6 +13,7 @@ import {
 import { embedMany, type EmbeddingModel as SdkEmbeddingModel } from 'ai';
 import type { RemoteModelDefinition } from '../../config/config.js';
 import type { BpeTokenCounter } from '../bpe-token-counter.js';
+import { explainDeadlineFailure } from './deadline-failure.js';
 import { RetriesExhaustedError, withRetries } from './retry.js';
 import {
   RequestAbortedError,
@@ -76,22 +77,16 @@ class Deadline {
 
   /** The error to surface for a failure seen while this deadline was running. */
   explain(error: unknown, describe: (error: unknown) => UpstreamError): Error {
-    if (this.clientSignal.aborted) return new RequestAbortedError();
-    if (this.timedOut === 'total') {
-      return new UpstreamError(
-        'upstream_timeout',
-        `The model did not finish its answer within ${this.totalMs} ms (timeout_ms).`,
-        { cause: error },
-      );
-    }
-    if (this.timedOut === 'idle') {
-      return new UpstreamError(
-        'upstream_timeout',
-        `The model sent nothing for ${this.idleMs ?? 0} ms (idle_timeout_ms).`,
-        { cause: error },
-      );
-    }
-    return describe(error);
+    return explainDeadlineFailure(
+      {
+        clientAborted: this.clientSignal.aborted,
+        timedOut: this.timedOut,
+        totalMs: this.totalMs,
+        idleMs: this.idleMs,
+      },
+      error,
+      describe,
+    );
   }
 
   /** Ends the upstream call if it is still running (its consumer stopped reading). */

@@ -16,9 +16,9 @@ import {
 } from '@ai-sdk/provider';
 import type { RemoteModelDefinition } from '../../config/config.js';
 import type { BpeTokenCounter } from '../bpe-token-counter.js';
+import type { UpstreamError } from '../spec.js';
 import {
   RequestAbortedError,
-  UpstreamError,
   type ChatModel,
   type ChatTurn,
   type FinishReason,
@@ -28,6 +28,7 @@ import {
 } from '../spec.js';
 import { AiSdkChatModel, describeUpstreamFailure } from './ai-sdk-chat-model.js';
 import { keepAliveAgents } from './keep-alive-fetch.js';
+import { explainDeadlineFailure } from './deadline-failure.js';
 import { RetriesExhaustedError, retryWaitMs } from './retry.js';
 
 /** OpenAI's finish reasons as the service names them (a refusal is a content filter). */
@@ -167,22 +168,16 @@ class CallLimits {
   }
 
   explain(error: unknown, describe: (error: unknown) => UpstreamError): Error {
-    if (this.clientSignal.aborted) return new RequestAbortedError();
-    if (this.timedOut === 'total') {
-      return new UpstreamError(
-        'upstream_timeout',
-        `The model did not finish its answer within ${this.totalMs} ms (timeout_ms).`,
-        { cause: error },
-      );
-    }
-    if (this.timedOut === 'idle') {
-      return new UpstreamError(
-        'upstream_timeout',
-        `The model sent nothing for ${this.idleMs ?? 0} ms (idle_timeout_ms).`,
-        { cause: error },
-      );
-    }
-    return describe(error);
+    return explainDeadlineFailure(
+      {
+        clientAborted: this.clientSignal.aborted,
+        timedOut: this.timedOut,
+        totalMs: this.totalMs,
+        idleMs: this.idleMs,
+      },
+      error,
+      describe,
+    );
   }
 
   dispose(): void {
