@@ -10,7 +10,7 @@ import { AppError, FeatureDisabledError } from '../errors/app-error.js';
 import { principalOf, type App } from '../http/types.js';
 import type { Services } from '../services.js';
 import { VoiceConversation, type VoiceSettings } from '../voice/voice-conversation.js';
-import { Connection, CredentialWatch } from './connection.js';
+import { Connection, CredentialWatch, type ConnectionOptions } from './connection.js';
 import {
   closeCodes,
   generalMessages,
@@ -59,6 +59,27 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
     app.log as never,
   );
   const open = new Set<Connection>();
+  /** A connection counted in the metrics and kept in `open` until it closes. */
+  const openConnection = (
+    channel: 'voice' | 'realtime',
+    peer: Pick<ConnectionOptions, 'socket' | 'keyId' | 'tier' | 'sessionExpiresAtMs' | 'logger'>,
+    onClose: () => void,
+  ): Connection => {
+    const counted = services.metrics.webSocketOpened(channel);
+    const connection: Connection = new Connection({
+      ...peer,
+      limits,
+      watch,
+      rateLimiter: services.rateLimiter,
+      onClose: () => {
+        open.delete(connection);
+        counted();
+        onClose();
+      },
+    });
+    open.add(connection);
+    return connection;
+  };
   // A refused upgrade (401, 403, …) leaves its connection with nobody reading it, which would keep
   // the server from ever closing: the answer was the last thing it carries.
   app.addHook('onResponse', (request, reply, done) => {
@@ -100,23 +121,17 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       ).voiceSession;
       const logger = request.log as never;
       let conversation: VoiceConversation | null = null;
-      const counted = services.metrics.webSocketOpened('voice');
-      const connection: Connection = new Connection({
-        socket,
-        keyId: session.keyId,
-        tier,
-        sessionExpiresAtMs: Date.parse(session.expiresAt),
-        limits,
-        watch,
-        rateLimiter: services.rateLimiter,
-        logger,
-        onClose: () => {
-          open.delete(connection);
-          counted();
-          conversation?.close();
+      const connection = openConnection(
+        'voice',
+        {
+          socket,
+          keyId: session.keyId,
+          tier,
+          sessionExpiresAtMs: Date.parse(session.expiresAt),
+          logger,
         },
-      });
-      open.add(connection);
+        () => conversation?.close(),
+      );
       const settings: VoiceSettings = {
         accountId: session.accountId,
         userId: session.userId,
@@ -206,23 +221,17 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       /** Chunks of an utterance sent with `final: false`. */
       let chunks: Buffer[] = [];
       let chunkBytes = 0;
-      const counted = services.metrics.webSocketOpened('realtime');
-      const connection: Connection = new Connection({
-        socket,
-        keyId: principal.keyId,
-        tier: principal.tier,
-        sessionExpiresAtMs: null,
-        limits,
-        watch,
-        rateLimiter: services.rateLimiter,
-        logger,
-        onClose: () => {
-          open.delete(connection);
-          counted();
-          conversation?.close();
+      const connection = openConnection(
+        'realtime',
+        {
+          socket,
+          keyId: principal.keyId,
+          tier: principal.tier,
+          sessionExpiresAtMs: null,
+          logger,
         },
-      });
-      open.add(connection);
+        () => conversation?.close(),
+      );
       const requireScope = (scope: 'voice:read' | 'voice:write') => {
         if (missingScope(principal.scopes, [scope]) !== null) {
           throw new AppError(
