@@ -10,7 +10,7 @@ import {
   type LanguageModelV3Prompt,
   type LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
-import { embedMany, type EmbeddingModel as SdkEmbeddingModel } from 'ai';
+import type { EmbeddingModel as SdkEmbeddingModel } from 'ai';
 import type { RemoteModelDefinition } from '../../config/config.js';
 import type { BpeTokenCounter } from '../bpe-token-counter.js';
 import { explainDeadlineFailure } from './deadline-failure.js';
@@ -207,11 +207,19 @@ function toPrompt(messages: readonly ChatTurn[]): LanguageModelV3Prompt {
  * the whole rest of a gateway request (see docs/decisions.md). Retries are ./retry.ts.
  */
 export class AiSdkChatModel implements ChatModel {
+  private loaded: Promise<LanguageModelV3> | undefined;
+
   constructor(
     private readonly definition: RemoteModelDefinition,
-    private readonly model: LanguageModelV3,
+    /** Builds the provider's model (importing its package) on the first call. */
+    private readonly load: () => Promise<LanguageModelV3>,
     private readonly tokens: BpeTokenCounter,
   ) {}
+
+  private model(): Promise<LanguageModelV3> {
+    this.loaded ??= this.load();
+    return this.loaded;
+  }
 
   private callOptions(request: GenerationRequest, signal: AbortSignal) {
     return {
@@ -235,7 +243,7 @@ export class AiSdkChatModel implements ChatModel {
     const deadline = new Deadline(request.signal, this.definition.timeoutMs);
     try {
       const result = await withRetries(
-        () => this.model.doGenerate(this.callOptions(request, deadline.signal)),
+        async () => (await this.model()).doGenerate(this.callOptions(request, deadline.signal)),
         { maxRetries: this.definition.maxRetries, signal: deadline.signal },
       );
       const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
@@ -270,7 +278,7 @@ export class AiSdkChatModel implements ChatModel {
     try {
       // Retries cover opening the stream; once text flows, a failure ends it.
       const { stream } = await withRetries(
-        () => this.model.doStream(this.callOptions(request, deadline.signal)),
+        async () => (await this.model()).doStream(this.callOptions(request, deadline.signal)),
         { maxRetries: this.definition.maxRetries, signal: deadline.signal },
       );
       reader = stream.getReader();
@@ -326,16 +334,21 @@ export class AiSdkChatModel implements ChatModel {
 }
 
 export class AiSdkEmbeddingModel implements EmbeddingModel {
+  private loaded: Promise<SdkEmbeddingModel> | undefined;
+
   constructor(
     private readonly definition: RemoteModelDefinition,
-    private readonly model: SdkEmbeddingModel,
+    /** Builds the provider's model (importing its package) on the first call. */
+    private readonly load: () => Promise<SdkEmbeddingModel>,
   ) {}
 
   async embed(texts: readonly string[], signal: AbortSignal): Promise<EmbeddingResult> {
     const deadline = new Deadline(signal, this.definition.timeoutMs);
     try {
+      this.loaded ??= this.load();
+      const [{ embedMany }, model] = await Promise.all([import('ai'), this.loaded]);
       const result = await embedMany({
-        model: this.model,
+        model,
         values: [...texts],
         maxRetries: this.definition.maxRetries,
         abortSignal: deadline.signal,

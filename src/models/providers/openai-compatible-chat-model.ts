@@ -209,7 +209,7 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     apiKey: string | undefined,
     private readonly tokens: BpeTokenCounter,
     /** Builds the AI SDK model for what this path does not do (structured output). */
-    private readonly sdkModel: () => LanguageModelV3,
+    private readonly sdkModel: () => Promise<LanguageModelV3>,
   ) {
     const base = (definition.baseUrl ?? '').replace(/\/+$/, '');
     this.url = `${base}/chat/completions`;
@@ -236,7 +236,7 @@ export class OpenAiCompatibleChatModel implements ChatModel {
   private sdk: AiSdkChatModel | undefined;
 
   private structured(): AiSdkChatModel {
-    this.sdk ??= new AiSdkChatModel(this.definition, this.sdkModel(), this.tokens);
+    this.sdk ??= new AiSdkChatModel(this.definition, this.sdkModel, this.tokens);
     return this.sdk;
   }
 

@@ -1,10 +1,6 @@
 // Builds AI SDK models for remote definitions (OpenAI, Anthropic, Google, OpenAI-compatible
 // servers such as Ollama, vLLM, llama.cpp, LM Studio, Groq, Together, Mistral), reading each key
 // from its environment variable only when the model is used.
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { EmbeddingModel as SdkEmbeddingModel } from 'ai';
 import type { RemoteModelDefinition, SecretSource } from '../../config/config.js';
@@ -39,22 +35,33 @@ function baseUrlOption(definition: RemoteModelDefinition): {
     : { baseURL: definition.baseUrl, fetch: keepAliveFetch };
 }
 
-function languageModelOf(
+/**
+ * The provider package's model, imported on the first call that needs it: each package (with the
+ * SDK's schemas) holds several megabytes, and a catalog names few of them.
+ */
+async function languageModelOf(
   definition: RemoteModelDefinition,
   secrets: SecretSource,
-): LanguageModelV3 {
+): Promise<LanguageModelV3> {
   const apiKey = apiKeyOf(definition, secrets);
   switch (definition.provider) {
-    case 'openai':
+    case 'openai': {
+      const { createOpenAI } = await import('@ai-sdk/openai');
       // The Chat Completions API, which every OpenAI-style server also speaks.
       return createOpenAI({ apiKey, ...baseUrlOption(definition) }).chat(definition.model);
-    case 'anthropic':
+    }
+    case 'anthropic': {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
       return createAnthropic({ apiKey, ...baseUrlOption(definition) })(definition.model);
-    case 'google':
+    }
+    case 'google': {
+      const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
       return createGoogleGenerativeAI({ apiKey, ...baseUrlOption(definition) })(definition.model);
+    }
     case 'deepgram':
       throw new Error('Deepgram offers no chat models');
-    case 'openai-compatible':
+    case 'openai-compatible': {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
       return createOpenAICompatible({
         name: definition.name,
         baseURL: definition.baseUrl ?? '',
@@ -64,28 +71,36 @@ function languageModelOf(
         includeUsage: true,
         supportsStructuredOutputs: definition.structuredOutputs,
       }).chatModel(definition.model);
+    }
   }
 }
 
-function embeddingModelOf(
+/** The provider package's embedding model, imported on first use (as for chat). */
+async function embeddingModelOf(
   definition: RemoteModelDefinition,
   secrets: SecretSource,
-): SdkEmbeddingModel {
+): Promise<SdkEmbeddingModel> {
   const apiKey = apiKeyOf(definition, secrets);
   switch (definition.provider) {
-    case 'openai':
+    case 'openai': {
+      const { createOpenAI } = await import('@ai-sdk/openai');
       return createOpenAI({ apiKey, ...baseUrlOption(definition) }).embedding(definition.model);
-    case 'google':
+    }
+    case 'google': {
+      const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
       return createGoogleGenerativeAI({ apiKey, ...baseUrlOption(definition) }).embedding(
         definition.model,
       );
-    case 'openai-compatible':
+    }
+    case 'openai-compatible': {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
       return createOpenAICompatible({
         name: definition.name,
         baseURL: definition.baseUrl ?? '',
         fetch: keepAliveFetch,
         ...(apiKey === undefined ? {} : { apiKey }),
       }).embeddingModel(definition.model);
+    }
     case 'anthropic':
       throw new Error('Anthropic offers no embedding models');
     case 'deepgram':
@@ -104,12 +119,12 @@ export function createRemoteChatModel(
       languageModelOf(definition, secrets),
     );
   }
-  return new AiSdkChatModel(definition, languageModelOf(definition, secrets), tokens);
+  return new AiSdkChatModel(definition, () => languageModelOf(definition, secrets), tokens);
 }
 
 export function createRemoteEmbeddingModel(
   definition: RemoteModelDefinition,
   secrets: SecretSource,
 ): EmbeddingModel {
-  return new AiSdkEmbeddingModel(definition, embeddingModelOf(definition, secrets));
+  return new AiSdkEmbeddingModel(definition, () => embeddingModelOf(definition, secrets));
 }
