@@ -11,10 +11,58 @@ import {
   Title,
 } from '@mantine/core';
 import { lazy, Suspense, useState } from 'react';
-import { api, unwrap } from '../api/client';
+import { api, unwrap, type paths } from '../api/client';
 import { ErrorAlert, Page, useLoad } from '../components/common';
 
 const UsageCharts = lazy(() => import('../components/UsageCharts'));
+
+type UsageTotals =
+  paths['/v1/usage']['get']['responses'][200]['content']['application/json']['totals'];
+
+/** One grouping of the usage (by key, by model) as a table: requests, tokens, mean latency. */
+function UsageTable({
+  id,
+  title,
+  column,
+  rows,
+}: {
+  id: string;
+  title: string;
+  column: string;
+  rows: { key: string; label: string; totals: UsageTotals }[];
+}) {
+  return (
+    <Card withBorder component="section" aria-labelledby={`${id}-title`}>
+      <Title order={3} size="h4" id={`${id}-title`} mb="xs">
+        {title}
+      </Title>
+      <Table>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>{column}</Table.Th>
+            <Table.Th>Requests</Table.Th>
+            <Table.Th>Tokens</Table.Th>
+            <Table.Th>Latency</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.map((row) => (
+            <Table.Tr key={row.key}>
+              <Table.Td>{row.label}</Table.Td>
+              <Table.Td>{row.totals.requests}</Table.Td>
+              <Table.Td>{row.totals.total_tokens}</Table.Td>
+              <Table.Td>
+                {row.totals.average_latency_ms === null
+                  ? '—'
+                  : `${Math.round(row.totals.average_latency_ms)} ms`}
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Card>
+  );
+}
 
 const ranges = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
 
@@ -114,6 +162,35 @@ export default function UsagePage() {
               {totals.failed}
             </Text>
           </Card>
+        </SimpleGrid>
+      )}
+      {usage.data && (
+        <Suspense fallback={<Text size="sm">Loading the charts…</Text>}>
+          <UsageCharts usage={usage.data} metric={metric} />
+        </Suspense>
+      )}
+      {usage.data && (
+        <SimpleGrid cols={{ base: 1, md: 2 }}>
+          <UsageTable
+            id="by-key"
+            title="By key"
+            column="Key"
+            rows={usage.data.by_key.map((group) => ({
+              key: group.key_id ?? 'none',
+              label: group.name ?? group.key_id ?? 'unattributed',
+              totals: group.totals,
+            }))}
+          />
+          <UsageTable
+            id="by-model"
+            title="By model"
+            column="Model"
+            rows={usage.data.by_model.map((group) => ({
+              key: group.model ?? 'none',
+              label: group.model ?? 'agent default / pipeline',
+              totals: group.totals,
+            }))}
+          />
         </SimpleGrid>
       )}
       {usage.data && (
