@@ -197,6 +197,42 @@ describe('the lean client reading Server-Sent Events as real servers send them',
     expect(finish.usage.completionTokens).toBeGreaterThan(0);
   });
 
+  /** Answers with `head`, then spaces without end, until the client hangs up. */
+  function endless(response: ServerResponse, contentType: string, head: string): void {
+    response.writeHead(200, { 'content-type': contentType });
+    response.write(head);
+    const piece = Buffer.alloc(256 * 1024, 0x78);
+    const next = () => {
+      if (response.destroyed || response.writableEnded) return;
+      if (response.write(piece)) setImmediate(next);
+      else response.once('drain', next);
+    };
+    response.on('close', () => response.destroy());
+    next();
+  }
+
+  // Both would otherwise read until the 5 s total timeout (upstream_timeout), holding it all.
+  it('refuses a stream line longer than its bound instead of buffering it', async () => {
+    respond = (response) =>
+      endless(response, 'text/event-stream', 'data: {"choices":[{"delta":{"content":"');
+    const error = await collect(modelAt(baseUrl).stream(request())).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).code).toBe('upstream_error');
+    expect((error as UpstreamError).message).toContain('invalid chunk');
+  });
+
+  it('refuses a whole answer larger than its bound instead of buffering it', async () => {
+    respond = (response) => endless(response, 'application/json', '{"choices":"');
+    const error = await modelAt(baseUrl)
+      .generate(request())
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).code).toBe('upstream_error');
+    expect((error as UpstreamError).message).toContain('could not be read');
+  });
+
   it('passes a refusal on as text and finishes with content_filter', async () => {
     respond = (response) =>
       sendInPieces(

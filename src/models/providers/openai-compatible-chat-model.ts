@@ -90,6 +90,13 @@ function headerRecord(incoming: IncomingMessage): Record<string, string> {
   return headers;
 }
 
+/** Largest whole (not streamed) answer read; a larger one is refused, not buffered. */
+export const maxAnswerBytes = 16 * 1024 * 1024;
+/** Longest line of a streamed answer; a longer one is an invalid chunk (it is never buffered whole). */
+export const maxStreamLineChars = 1024 * 1024;
+/** How much of an error answer is kept (for the log; the client never sees it). */
+const maxErrorBodyBytes = 64 * 1024;
+
 /**
  * One call's time limits and cancellation, without an AbortController of its own: the total and
  * idle timers and the client's signal destroy the upstream request in flight (or end a retry's
@@ -266,7 +273,13 @@ export class OpenAiCompatibleChatModel implements ChatModel {
             return;
           }
           const parts: Buffer[] = [];
-          incoming.on('data', (part: Buffer) => parts.push(part));
+          let kept = 0;
+          incoming.on('data', (part: Buffer) => {
+            // The rest is read and dropped, so the connection can be reused.
+            if (kept >= maxErrorBodyBytes) return;
+            parts.push(part.subarray(0, maxErrorBodyBytes - kept));
+            kept += Math.min(part.length, maxErrorBodyBytes - kept);
+          });
           incoming.on('error', reject);
           // Cut before its end: the 'end' below never comes.
           incoming.on('close', () => reject(new Error('The error answer was cut short.')));
@@ -329,7 +342,19 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     try {
       const incoming = await this.open(this.body(request, false), limits);
       const parts: Buffer[] = [];
-      for await (const part of incoming) parts.push(part as Buffer);
+      let size = 0;
+      for await (const part of incoming) {
+        size += (part as Buffer).length;
+        if (size > maxAnswerBytes) {
+          incoming.destroy();
+          throw this.unreadable(
+            incoming,
+            '',
+            new Error(`The answer is larger than ${maxAnswerBytes} bytes.`),
+          );
+        }
+        parts.push(part as Buffer);
+      }
       const raw = Buffer.concat(parts).toString('utf8');
       let answer: unknown;
       try {
@@ -412,8 +437,9 @@ export class OpenAiCompatibleChatModel implements ChatModel {
         limits.touch();
         const received = rest + (chunk as string);
         let start = 0;
+        // `rest` holds no line end: look only at what arrived (no rescan of a long line).
         for (
-          let end = received.indexOf('\n');
+          let end = received.indexOf('\n', rest.length);
           end !== -1 && state.failure === null;
           end = received.indexOf('\n', start)
         ) {
@@ -425,6 +451,14 @@ export class OpenAiCompatibleChatModel implements ChatModel {
           this.readLine(line, state, texts);
         }
         rest = received.slice(start);
+        if (rest.length > maxStreamLineChars) {
+          throw new JSONParseError({
+            text: rest.slice(0, 200),
+            cause: new Error(
+              `A line of the stream is longer than ${maxStreamLineChars} characters.`,
+            ),
+          });
+        }
         for (const delta of texts) {
           text += delta;
           yield { type: 'text', text: delta };
