@@ -323,6 +323,10 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     const requests = Number(await page.getByTestId('usage-requests').textContent());
     expect(requests).toBeGreaterThanOrEqual(4);
     await page.getByRole('cell', { name: 'fake-chat' }).first().waitFor();
+    // Each part of the page once: the charts, and a table per grouping.
+    await expect(page.getByTestId('usage-charts').count()).resolves.toBe(1);
+    await expect(page.getByRole('region', { name: 'By key' }).count()).resolves.toBe(1);
+    await expect(page.getByRole('region', { name: 'By model' }).count()).resolves.toBe(1);
     await checkPage('usage');
   });
 
