@@ -136,30 +136,24 @@ export async function runMemoryBenchmark(): Promise<void> {
     }
 
     // 1. The default configuration: nothing but a fresh data directory.
-    for (const variant of [
-      {
-        name: 'default' as const,
-        flags: [] as string[],
-        label: 'default configuration (SQLite, built-in catalog)',
-      },
-    ]) {
-      const data = path.join(directory, variant.name);
+    {
+      const data = path.join(directory, 'default');
       const port = await freePort();
       child = await startServer(
         process.execPath,
-        [...variant.flags, 'dist/main.js'],
+        ['dist/main.js'],
         {
           PORT: String(port),
           DATABASE_URL: `sqlite:${path.join(data, 'platform.db')}`,
           MODELS_DIR: path.join(data, 'models'),
           PLATFORM_ADMIN_KEY: adminKey,
         },
-        path.join(directory, `${variant.name}.log`),
+        path.join(directory, 'default.log'),
         `http://127.0.0.1:${port}/v1/health`,
       );
       scenarios.push({
-        name: variant.name,
-        label: variant.label,
+        name: 'default',
+        label: 'default configuration (SQLite, built-in catalog)',
         idle: await sampleSettled(child),
         afterUse: null,
       });
