@@ -1,5 +1,5 @@
 // The code's shape, checked: imports run downward only (http/realtime → domain → models, storage,
-// text → errors, ids), Fastify stays in the HTTP layer, and only config/ reads the environment.
+// text → errors, ids, runtime paths), Fastify stays in the HTTP layer, and only config/ reads the environment.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,13 +14,14 @@ function layerOf(relative: string): number {
   if (relative === 'config/config.ts') return 0;
   if (top === 'config') return 4;
   if (top === 'http' || top === 'realtime') return 4;
-  if (['errors', 'validation'].includes(top) || relative === 'ids.ts') return 0;
+  if (['errors', 'validation'].includes(top) || ['ids.ts', 'runtime-paths.ts'].includes(relative))
+    return 0;
   if (['models', 'storage', 'text', 'audio'].includes(top)) return 1;
   return 2; // the domain: one folder per feature
 }
 
 const layerNames = [
-  'errors/ids',
+  'errors/ids/runtime-paths',
   'models/storage/text/audio',
   'domain',
   '',

@@ -1,10 +1,10 @@
 // The audio worker threads (Piscina): decoding, resampling, encoding and eSpeak NG synthesis run
 // there so that no request blocks the event loop; a bounded queue refuses work past its size.
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
 import { AppError } from '../errors/app-error.js';
 import { UpstreamError } from '../models/spec.js';
+import { bundleDirectory, packageRoot } from '../runtime-paths.js';
 import type {
   PrepareTask,
   PreparedAudio,
@@ -16,11 +16,9 @@ import type { EspeakVoice } from './espeak.js';
 
 /** The worker's module: the built `.js`, or under tsx and vitest a loader of the `.ts` source. */
 function workerFile(): string {
-  const here = fileURLToPath(import.meta.url);
-  return path.join(
-    path.dirname(here),
-    here.endsWith('.ts') ? 'audio-worker-dev.js' : 'audio-worker.js',
-  );
+  return bundleDirectory === null
+    ? path.join(packageRoot, 'src', 'audio', 'audio-worker-dev.js')
+    : path.join(bundleDirectory, 'audio', 'audio-worker.js');
 }
 
 export class AudioPool {

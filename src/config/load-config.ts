@@ -1,14 +1,15 @@
 // The only code that reads process.env or the config file: validates both, reports every problem at once.
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { availableParallelism, userInfo } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import type * as YamlModule from 'yaml';
 import { z } from 'zod';
 import { AllowListEntryError, TargetAllowList } from '../agents/web/address-policy.js';
 import { isWellFormedApiKey } from '../auth/api-key-format.js';
 import { featureNames, type FeatureName } from '../features/catalog.js';
+import { packageRoot } from '../runtime-paths.js';
 import type { AppConfig, DatabaseConfig, RateLimitTier } from './config.js';
 import {
   buildModelCatalog,
@@ -340,8 +341,15 @@ function formatIssues(issues: z.core.$ZodIssue[], label: (issuePath: PropertyKey
   return issues.map((issue) => `${label(issue.path)}: ${issue.message}`);
 }
 
+const require = createRequire(import.meta.url);
+
+/** YAML is parsed only for a YAML configuration file: its parser is some 70 modules. */
+function parseYaml(text: string): unknown {
+  return (require('yaml') as typeof YamlModule).parse(text);
+}
+
 function readPackageVersion(): { name: string; version: string } {
-  const file = new URL('../../package.json', import.meta.url);
+  const file = path.join(packageRoot, 'package.json');
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as { name: string; version: string };
   return { name: parsed.name, version: parsed.version };
 }
@@ -679,9 +687,9 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   return deepFreeze(config);
 }
 
-/** The built web app next to the server's own files: `<package>/web/dist` from `src/` or `dist/`. */
+/** The built web app next to the server's own files: `<package>/web/dist`. */
 function defaultWebAppDirectory(): string {
-  return path.resolve(fileURLToPath(new URL('../../web/dist', import.meta.url)));
+  return path.join(packageRoot, 'web', 'dist');
 }
 
 function deepFreeze<T>(value: T): T {

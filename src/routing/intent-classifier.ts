@@ -1,10 +1,12 @@
 // Classifies a message into the taxonomy: the shipped linear classifier always (no model needed),
 // or a chat model asked for a structured answer when one is named, with the classifier's
 // candidates as hints.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { AgentModels } from '../agents/agent-models.js';
 import type { ModelRegistry } from '../models/model-registry.js';
-import shippedModel from './intents/intent-model.json' with { type: 'json' };
+import { bundleDirectory, packageRoot } from '../runtime-paths.js';
 import { LinearClassifier, type SerializedClassifier } from './linear-classifier.js';
 import { intentCategories, isIntentCategory, taxonomy, type IntentCategory } from './taxonomy.js';
 
@@ -32,6 +34,12 @@ function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
+/** The shipped model (400 KB of JSON), read on first use: built, it is copied next to the bundle. */
+const shippedModelFile =
+  bundleDirectory === null
+    ? path.join(packageRoot, 'src', 'routing', 'intents', 'intent-model.json')
+    : path.join(bundleDirectory, 'data', 'intent-model.json');
+
 export class IntentClassifier {
   /** Built on the first classification: its tables hold ~5 MiB an idle service need not. */
   private shipped: LinearClassifier | undefined;
@@ -39,7 +47,9 @@ export class IntentClassifier {
   constructor(private readonly models: ModelRegistry) {}
 
   private get classifier(): LinearClassifier {
-    this.shipped ??= LinearClassifier.deserialize(shippedModel as SerializedClassifier);
+    this.shipped ??= LinearClassifier.deserialize(
+      JSON.parse(readFileSync(shippedModelFile, 'utf8')) as SerializedClassifier,
+    );
     return this.shipped;
   }
 

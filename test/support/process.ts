@@ -27,10 +27,17 @@ export interface RunningService {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs src/main.ts under tsx and resolves once it logs that it listens. */
-export async function startService(env: Record<string, string>): Promise<RunningService> {
+/**
+ * Runs src/main.ts under tsx (or `entry`, a built `main.js`) and resolves once it logs that it
+ * listens.
+ */
+export async function startService(
+  env: Record<string, string>,
+  entry?: string,
+): Promise<RunningService> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const args = entry === undefined ? ['--import', 'tsx', 'src/main.ts'] : [entry];
+  const child = spawn(process.execPath, args, {
     cwd: repositoryRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), ...env },
   });
@@ -72,14 +79,22 @@ export async function startService(env: Record<string, string>): Promise<Running
   };
 }
 
-/** Runs a command-line tool (`src/cli/<tool>.ts`) as `npm run <tool>` would. */
+/**
+ * Runs a command-line tool (`src/cli/<tool>.ts`, or `<builtDirectory>/cli/<tool>.js`) as
+ * `npm run <tool>` would.
+ */
 export function runCli(
   args: string[],
   env: Record<string, string>,
   tool: 'keys' | 'models' = 'keys',
+  builtDirectory?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const entry =
+    builtDirectory === undefined
+      ? ['--import', 'tsx', `src/cli/${tool}.ts`]
+      : [`${builtDirectory}/cli/${tool}.js`];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${tool}.ts`, ...args], {
+    const child = spawn(process.execPath, [...entry, ...args], {
       cwd: repositoryRoot,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     });
