@@ -37,7 +37,12 @@ import { templateRoutes } from './http/routes/templates.routes.js';
 import { usageRoutes } from './http/routes/usage.routes.js';
 import { ErrorBodySchema } from './http/schemas/common.js';
 import type { App } from './http/types.js';
-import { createValidatorCompiler } from './http/validation.js';
+import {
+  createValidatorCompiler,
+  lazySerializerFactory,
+  trackPendingSchemas,
+  type PendingSchemas,
+} from './http/validation.js';
 import { registerWebApp, type WebApp } from './http/web-app.js';
 import type { Services } from './services.js';
 
@@ -46,6 +51,7 @@ const incomingRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(services: Services, logger: FastifyBaseLogger): Promise<App> {
   const { config } = services;
   const registry = new RouteRegistry();
+  const pendingSchemas: PendingSchemas = new Set();
   const app = Fastify({
     loggerInstance: logger,
     // One line per request is written by the onResponse hook below, not Fastify's two.
@@ -61,6 +67,10 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
         : `req_${randomUUID().replaceAll('-', '')}`;
     },
     bodyLimit: config.server.bodyLimitBytes,
+    // Response serializers are built on a route's first use (src/http/validation.ts).
+    schemaController: {
+      compilersFactory: { buildSerializer: lazySerializerFactory(pendingSchemas) },
+    },
     // Path parameters are ids (~30 characters) and model names (≤ 128); longer ones cannot exist.
     routerOptions: { maxParamLength: 256 },
     // Errors Fastify raises before routing (a malformed URL, an over-long parameter) get the
@@ -98,7 +108,8 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   // JSON is the only body this API takes; anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   installInputSafety(app);
-  app.setValidatorCompiler(createValidatorCompiler());
+  app.setValidatorCompiler(createValidatorCompiler(pendingSchemas));
+  trackPendingSchemas(app, pendingSchemas);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));
   let webApp: WebApp | null = null;
   app.setNotFoundHandler((request, reply) => {

@@ -12,16 +12,26 @@ import {
 } from 'ebml-stream';
 import type * as SamplerateModule from '@alexanderolsen/libsamplerate-js';
 import type { createMp3Encoder as createMp3EncoderType } from 'wasm-media-encoders';
-import { AudioFormatError, type DecodedAudio } from './audio-types.js';
+import {
+  AudioFormatError,
+  int16ToFloat,
+  inputFormats,
+  outputFormats,
+  type DecodedAudio,
+  type InputFormat,
+  type OutputFormat,
+} from './audio-types.js';
 import { parseWav, wavFile } from './wav.js';
 
-export { AudioFormatError, type DecodedAudio };
-
-export const inputFormats = ['linear16', 'wav', 'mp3', 'ogg', 'flac', 'webm'] as const;
-export type InputFormat = (typeof inputFormats)[number];
-
-export const outputFormats = ['mp3', 'wav', 'pcm'] as const;
-export type OutputFormat = (typeof outputFormats)[number];
+export {
+  AudioFormatError,
+  int16ToFloat,
+  inputFormats,
+  outputFormats,
+  type DecodedAudio,
+  type InputFormat,
+  type OutputFormat,
+};
 
 /** Sample rates an MP3 can have (MPEG-1, 2 and 2.5 layer III). */
 export const mp3SampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
@@ -253,12 +263,6 @@ export function floatToInt16(samples: Float32Array): Int16Array {
     const value = Math.max(-1, Math.min(1, samples[index]!));
     out[index] = value < 0 ? Math.round(value * 32768) : Math.round(value * 32767);
   }
-  return out;
-}
-
-export function int16ToFloat(samples: Int16Array): Float32Array {
-  const out = new Float32Array(samples.length);
-  for (let index = 0; index < samples.length; index += 1) out[index] = samples[index]! / 32768;
   return out;
 }
 

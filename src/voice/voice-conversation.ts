@@ -9,7 +9,7 @@ import { AppError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { RequestAbortedError, UpstreamError } from '../models/spec.js';
-import type { InputFormat, OutputFormat } from '../audio/audio-codecs.js';
+import type { InputFormat, OutputFormat } from '../audio/audio-types.js';
 import { SentenceStream } from '../text/sentence-stream.js';
 import type { TranscriptionStream } from '../models/speech/speech-models.js';
 import type { SpeechService } from '../speech/speech-service.js';

@@ -8,7 +8,7 @@ import type { ConversationService } from '../conversations/conversation-service.
 import { AppError, InvalidParameterError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
-import type { OutputFormat } from '../audio/audio-codecs.js';
+import type { OutputFormat } from '../audio/audio-types.js';
 import { normaliseLanguageTag } from '../models/speech/speech-models.js';
 import type { SpeechService } from '../speech/speech-service.js';
 import type { VoiceSessionsRepository } from '../storage/repositories/voice-sessions.repository.js';

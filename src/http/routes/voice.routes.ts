@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import { asyncApiDocument } from '../../realtime/asyncapi.js';
 import { closeCodes } from '../../realtime/protocol.js';
-import { inputFormats } from '../../audio/audio-codecs.js';
+import { inputFormats } from '../../audio/audio-types.js';
 import type { Services } from '../../services.js';
 import { streamSampleRates } from '../../voice/voice-session-service.js';
 import {

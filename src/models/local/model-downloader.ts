@@ -5,7 +5,6 @@ import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import lockfile from 'proper-lockfile';
 
 export const defaultHuggingFaceEndpoint = 'https://huggingface.co';
 export const defaultRevision = 'main';
@@ -660,6 +659,7 @@ async function acquireLock(destination: string): Promise<DownloadLock> {
   let compromised: Error | null = null;
   let release: () => Promise<void>;
   try {
+    const { default: lockfile } = await import('proper-lockfile');
     release = await lockfile.lock(destination, {
       realpath: false,
       lockfilePath: `${destination}.lock`,

@@ -1,7 +1,7 @@
 // Voice sessions, the one-time redemption of their tokens, and the state of the keys behind open
 // real-time connections (read in one query for all of them).
 import type { Kysely } from 'kysely';
-import type { OutputFormat } from '../../audio/audio-codecs.js';
+import type { OutputFormat } from '../../audio/audio-types.js';
 import type { KeyState, VoiceSession } from '../../voice/voice-session.js';
 import type { DatabaseSchema, VoiceSessionsTable } from '../schema.js';
 

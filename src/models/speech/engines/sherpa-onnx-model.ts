@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import type { EngineModelDefinition } from '../../../config/config.js';
 import { UpstreamError } from '../../spec.js';
-import { int16ToFloat } from '../../../audio/audio-codecs.js';
+import { int16ToFloat } from '../../../audio/audio-types.js';
 import type { Transcription, TranscriptionModel, TranscriptionRequest } from '../speech-models.js';
 
 interface SherpaResult {
