@@ -271,7 +271,7 @@ export async function runMemoryBenchmark(): Promise<void> {
 \`/v1/health\` first answered, then RSS read from \`/proc/<pid>/status\` ${samples} times a second
 apart (the median shown). Node ${json.machine.node}, ${json.machine.cpus} CPUs. The wait lets V8's
 memory reducer run: it shrinks the heap grown by start-up's garbage some 30–40 s after the last
-activity (before that, the default configuration holds about 180 MiB).
+activity (5 s after start the default configuration holds about 120 MiB).
 
 | Configuration | RSS (MiB) | of it anonymous (MiB) |
 | --- | --- | --- |
