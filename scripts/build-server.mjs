@@ -36,8 +36,8 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
-  minifyWhitespace: true,
-  minifySyntax: true,
+  // Not minified: stack traces and profiles stay readable (minifying saved about 1 MiB of RSS).
+  // Names are kept: bundling renames clashing top-level names, and some code reads `.name`.
   keepNames: true,
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',

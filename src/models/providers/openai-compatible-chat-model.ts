@@ -194,6 +194,38 @@ class CallLimits {
   }
 }
 
+/**
+ * The whole body of an answer, refused past `maxAnswerBytes` without reading further. Read with
+ * events rather than an async iterator, which costs more per call than the body takes to read.
+ */
+function readAnswer(incoming: IncomingMessage, tooLarge: () => Error): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (error: Error | null) => {
+      if (settled) return;
+      settled = true;
+      if (error === null) resolve(Buffer.concat(parts, size));
+      else reject(error);
+    };
+    incoming.on('data', (part: Buffer) => {
+      if (settled) return;
+      size += part.length;
+      if (size > maxAnswerBytes) {
+        incoming.destroy();
+        settle(tooLarge());
+        return;
+      }
+      parts.push(part);
+    });
+    incoming.once('end', () => settle(null));
+    incoming.once('error', settle);
+    // Closed before its end (the connection was cut or the call stopped): 'end' never comes.
+    incoming.once('close', () => settle(new Error('The answer was cut short.')));
+  });
+}
+
 /** What the stream parser took from the events so far. */
 interface StreamState {
   finishRaw: unknown;
@@ -341,21 +373,15 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     const limits = new CallLimits(request.signal, this.definition.timeoutMs, null);
     try {
       const incoming = await this.open(this.body(request, false), limits);
-      const parts: Buffer[] = [];
-      let size = 0;
-      for await (const part of incoming) {
-        size += (part as Buffer).length;
-        if (size > maxAnswerBytes) {
-          incoming.destroy();
-          throw this.unreadable(
+      const raw = (
+        await readAnswer(incoming, () =>
+          this.unreadable(
             incoming,
             '',
             new Error(`The answer is larger than ${maxAnswerBytes} bytes.`),
-          );
-        }
-        parts.push(part as Buffer);
-      }
-      const raw = Buffer.concat(parts).toString('utf8');
+          ),
+        )
+      ).toString('utf8');
       let answer: unknown;
       try {
         answer = JSON.parse(raw);
