@@ -188,6 +188,7 @@ function load(
   connections: number,
 ): Promise<{
   requestsPerSecond: number;
+  total: number;
   non2xx: number;
   errors: number;
   p50: number;
@@ -208,6 +209,7 @@ function load(
         else {
           resolve({
             requestsPerSecond: result.requests.average,
+            total: result.requests.total,
             non2xx: result.non2xx,
             errors: result.errors,
             p50: result.latency.p50,
@@ -244,6 +246,15 @@ export async function runGatewayBenchmark(): Promise<void> {
       `http://127.0.0.1:${barePort}/`,
     );
     servers.push(bareProcess);
+    const fastifyPort = await freePort();
+    const fastifyProcess = await startServer(
+      process.execPath,
+      ['--import', 'tsx', 'bench/fastify-proxy.ts', String(fastifyPort), upstreamUrl],
+      {},
+      path.join(directory, 'fastify-proxy.log'),
+      `http://127.0.0.1:${fastifyPort}/`,
+    );
+    servers.push(fastifyProcess);
     const configFile = path.join(directory, 'platform.config.json');
     writeFileSync(
       configFile,
@@ -289,6 +300,11 @@ export async function runGatewayBenchmark(): Promise<void> {
       headers: {},
       pid: bareProcess.pid!,
     };
+    const fastifyFloor = {
+      url: `http://127.0.0.1:${fastifyPort}/chat/completions`,
+      headers: {},
+      pid: fastifyProcess.pid!,
+    };
     const platform = {
       url: `http://127.0.0.1:${platformPort}/chat/completions`,
       headers: auth,
@@ -308,17 +324,40 @@ export async function runGatewayBenchmark(): Promise<void> {
     const throughput = [];
     const loadBody = (model: string) =>
       JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }] });
+    /** A load run on a server, with that server's own CPU time per request over the run. */
+    const measuredLoad = async (
+      target: Target & { pid: number },
+      body: string,
+      connections: number,
+    ) => {
+      const before = process.platform === 'linux' ? cpuMs(target.pid) : 0;
+      const result = await load(target, body, connections);
+      const cpu = process.platform === 'linux' ? cpuMs(target.pid) - before : Number.NaN;
+      return { ...result, cpuMsPerRequest: round3(cpu / Math.max(1, result.total)) };
+    };
     for (const connections of concurrencies) {
       const directResult = await load(direct, loadBody('gpt-4o-mini'), connections);
-      const bareResult = await load(bare, loadBody('gpt-4o-mini'), connections);
-      const platformResult = await load(platform, loadBody('bench-upstream'), connections);
+      const bareResult = await measuredLoad(bare, loadBody('gpt-4o-mini'), connections);
+      const fastifyResult = await measuredLoad(
+        fastifyFloor,
+        loadBody('bench-upstream'),
+        connections,
+      );
+      const platformResult = await measuredLoad(platform, loadBody('bench-upstream'), connections);
       const row = {
         concurrency: connections,
         direct_rps: Math.round(directResult.requestsPerSecond),
         bare_proxy_rps: Math.round(bareResult.requestsPerSecond),
+        fastify_floor_rps: Math.round(fastifyResult.requestsPerSecond),
         platform_rps: Math.round(platformResult.requestsPerSecond),
         bare_proxy_ratio: round3(bareResult.requestsPerSecond / directResult.requestsPerSecond),
+        fastify_floor_ratio: round3(
+          fastifyResult.requestsPerSecond / directResult.requestsPerSecond,
+        ),
         ratio: round3(platformResult.requestsPerSecond / directResult.requestsPerSecond),
+        bare_proxy_cpu_ms: bareResult.cpuMsPerRequest,
+        fastify_floor_cpu_ms: fastifyResult.cpuMsPerRequest,
+        platform_cpu_ms: platformResult.cpuMsPerRequest,
         platform_p50_ms: platformResult.p50,
         platform_p99_ms: platformResult.p99,
         platform_non_2xx: platformResult.non2xx + platformResult.errors,
@@ -368,8 +407,13 @@ function report(results: {
     direct_rps: number;
     bare_proxy_rps: number;
     platform_rps: number;
+    fastify_floor_rps: number;
     bare_proxy_ratio: number;
+    fastify_floor_ratio: number;
     ratio: number;
+    bare_proxy_cpu_ms: number;
+    fastify_floor_cpu_ms: number;
+    platform_cpu_ms: number;
     platform_p50_ms: number;
     platform_p99_ms: number;
     platform_non_2xx: number;
@@ -415,7 +459,13 @@ function report(results: {
   const rows = results.throughput
     .map(
       (row) =>
-        `| ${row.concurrency} | ${row.direct_rps} | ${row.bare_proxy_rps} (${row.bare_proxy_ratio}) | ${row.platform_rps} | **${row.ratio}** | ${row.platform_p50_ms} | ${row.platform_p99_ms} |`,
+        `| ${row.concurrency} | ${row.direct_rps} | ${row.bare_proxy_rps} (${row.bare_proxy_ratio}) | ${row.fastify_floor_rps} (${row.fastify_floor_ratio}) | ${row.platform_rps} | **${row.ratio}** | ${row.platform_p50_ms} | ${row.platform_p99_ms} |`,
+    )
+    .join('\n');
+  const cpuRows = results.throughput
+    .map(
+      (row) =>
+        `| ${row.concurrency} | ${row.bare_proxy_cpu_ms} | ${row.fastify_floor_cpu_ms} | ${row.platform_cpu_ms} |`,
     )
     .join('\n');
   const cpuTable =
@@ -431,7 +481,8 @@ requests of each kind, in ${cpuRounds} rounds taking turns; /proc resolution ${1
   const markdown = `# Gateway benchmark — ${when}
 
 \`${json.command}\` · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The fake
-OpenAI-compatible upstream, a bare Node keep-alive proxy (\`bench/bare-proxy.ts\`), the platform
+OpenAI-compatible upstream, a bare Node keep-alive proxy (\`bench/bare-proxy.ts\`), a minimal
+Fastify proxy (\`bench/fastify-proxy.ts\`, throughput only), the platform
 (\`dist/main.js\`, SQLite, request log at level info, REQUEST_LOG_SAMPLE ${logSample}) and the
 load generator each run in their own process. The machine is shared with other work, so figures
 move from run to run; the CPU time per request is the steadiest.
@@ -454,11 +505,21 @@ ${cpuTable}
 
 ## Throughput, not streamed (autocannon, ${loadSeconds} s per run)
 
-| concurrency | direct req/s | bare proxy req/s (ratio) | platform req/s | ratio | platform p50 ms | platform p99 ms |
-|---:|---:|---:|---:|---:|---:|---:|
+| concurrency | direct req/s | bare proxy req/s (ratio) | Fastify floor req/s (ratio) | platform req/s | ratio | platform p50 ms | platform p99 ms |
+|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows}
 
-Target: ratio ≥ ${targets.ratioAt50} at concurrency 50.
+Target: ratio ≥ ${targets.ratioAt50} at concurrency 50. The Fastify floor (\`bench/fastify-proxy.ts\`) is one
+Fastify route that parses the body, forwards it and returns the parsed answer — no keys, limits,
+hooks, validation or log: the least a service built on Fastify pays.
+
+Each server's own CPU time per request during its run (ms; all processes share the ${info.cpus} cores, so
+throughput here is bound by the CPU every request costs the server, the upstream and the load
+generator together):
+
+| concurrency | bare proxy | Fastify floor | platform |
+|---:|---:|---:|---:|
+${cpuRows}
 
 ## \`POST /v1/chat\` with persistence
 
