@@ -810,6 +810,7 @@ export class RoutingService {
       input.actions ?? {},
     );
     await this.options.repository.savePolicy(policy, true);
+    this.options.cache.forgetPolicies(accountId);
     return policy;
   }
 
@@ -829,6 +830,7 @@ export class RoutingService {
       input.actions ?? existing.actions,
     );
     await this.options.repository.savePolicy(policy, false);
+    this.options.cache.forgetPolicies(accountId);
     return policy;
   }
 
@@ -838,6 +840,7 @@ export class RoutingService {
       id,
       new Date(this.now()).toISOString(),
     );
+    this.options.cache.forgetPolicies(accountId);
     if (!deleted) throw new NotFoundError('Routing policy', id);
   }
 

@@ -714,6 +714,43 @@ describe.each(allDialects)('routing on $name', (dialect) => {
         expect(plain.json<{ model: string }>().model).toBe('fake-chat');
       }
     });
+
+    it('applies a policy at once on the instance that saved it, and within a second on another', async () => {
+      const second = await startChatHarness({
+        dialect,
+        database: harness.database,
+        adminKey: harness.adminKey,
+      });
+      try {
+        const other = caller(second.app, harness.adminKey);
+        const ask = (via: Caller) =>
+          via('POST', '/chat/completions', {
+            model: 'fake-chat',
+            messages: [{ role: 'user', content: 'summarise the classified memo' }],
+          });
+        // The other instance has read the account's (empty) policies and keeps them briefly.
+        expect((await ask(other)).statusCode).toBe(200);
+        await createPolicy({
+          name: 'classified stays off the default',
+          conditions: { keywords: ['classified'] },
+          actions: { forbid_models: ['fake-chat'] },
+        });
+        expect((await ask(call)).statusCode).toBe(403);
+        const saved = performance.now();
+        let refusedAfterMs: number | null = null;
+        while (performance.now() - saved < 3000) {
+          if ((await ask(other)).statusCode === 403) {
+            refusedAfterMs = performance.now() - saved;
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        expect(refusedAfterMs).not.toBeNull();
+        expect(refusedAfterMs!).toBeLessThan(1000);
+      } finally {
+        await second.close();
+      }
+    });
   });
 });
 
