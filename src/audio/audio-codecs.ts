@@ -15,44 +15,14 @@ import type { createMp3Encoder as createMp3EncoderType } from 'wasm-media-encode
 import {
   AudioFormatError,
   int16ToFloat,
-  inputFormats,
-  outputFormats,
+  sniffFormat,
   type DecodedAudio,
   type InputFormat,
   type OutputFormat,
 } from './audio-types.js';
 import { parseWav, wavFile } from './wav.js';
 
-export {
-  AudioFormatError,
-  int16ToFloat,
-  inputFormats,
-  outputFormats,
-  type DecodedAudio,
-  type InputFormat,
-  type OutputFormat,
-};
-
-/** Sample rates an MP3 can have (MPEG-1, 2 and 2.5 layer III). */
-export const mp3SampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
-
 const require = createRequire(import.meta.url);
-
-/** The container, read from the first bytes; null when it is none of the supported ones. */
-export function sniffFormat(bytes: Uint8Array): Exclude<InputFormat, 'linear16'> | null {
-  const ascii = (start: number, end: number) =>
-    String.fromCharCode(...bytes.subarray(start, Math.min(end, bytes.length)));
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'wav';
-  if (ascii(0, 4) === 'OggS') return 'ogg';
-  if (ascii(0, 4) === 'fLaC') return 'flac';
-  if (bytes[0] === 0x1a && bytes[1] === 0x45 && bytes[2] === 0xdf && bytes[3] === 0xa3) {
-    return 'webm';
-  }
-  if (ascii(0, 3) === 'ID3') return 'mp3';
-  // An MPEG audio frame starts with 11 set bits (the frame sync).
-  if (bytes[0] === 0xff && bytes[1] !== undefined && (bytes[1] & 0xe0) === 0xe0) return 'mp3';
-  return null;
-}
 
 export interface DecodeOptions {
   /** `linear16` needs `sampleRate` and `channels`; other formats carry their own. */

@@ -1,17 +1,13 @@
 // The audio worker thread's tasks (run by Piscina): decoding and resampling incoming audio,
 // encoding outgoing audio, and eSpeak NG synthesis. Results go back as transferable buffers.
+import { decodeAudio, downmix, encodeAudio, floatToInt16, resample } from './audio-codecs.js';
 import {
-  decodeAudio,
-  downmix,
-  encodeAudio,
-  floatToInt16,
+  AudioFormatError,
   int16ToFloat,
-  resample,
   sniffFormat,
   type InputFormat,
   type OutputFormat,
-} from './audio-codecs.js';
-import { AudioFormatError } from './audio-types.js';
+} from './audio-types.js';
 import {
   espeakHasVoice,
   espeakSampleRate,

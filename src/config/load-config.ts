@@ -1,10 +1,9 @@
 // The only code that reads process.env or the config file: validates both, reports every problem at once.
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { availableParallelism, userInfo } from 'node:os';
 import path from 'node:path';
-import type * as YamlModule from 'yaml';
+import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AllowListEntryError, TargetAllowList } from '../agents/web/address-policy.js';
 import { isWellFormedApiKey } from '../auth/api-key-format.js';
@@ -339,13 +338,6 @@ export interface LoadConfigOptions {
 
 function formatIssues(issues: z.core.$ZodIssue[], label: (issuePath: PropertyKey[]) => string) {
   return issues.map((issue) => `${label(issue.path)}: ${issue.message}`);
-}
-
-const require = createRequire(import.meta.url);
-
-/** YAML is parsed only for a YAML configuration file: its parser is some 70 modules. */
-function parseYaml(text: string): unknown {
-  return (require('yaml') as typeof YamlModule).parse(text);
 }
 
 function readPackageVersion(): { name: string; version: string } {

@@ -9,7 +9,7 @@ import {
   sniffFormat,
   type InputFormat,
   type OutputFormat,
-} from '../audio/audio-codecs.js';
+} from '../audio/audio-types.js';
 import type { AudioPool } from '../audio/audio-pool.js';
 import {
   normaliseLanguageTag,
