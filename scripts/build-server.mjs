@@ -37,7 +37,8 @@ await build({
   target: 'node20',
   sourcemap: true,
   // Not minified: stack traces and profiles stay readable (minifying saved about 1 MiB of RSS).
-  // Names are kept: bundling renames clashing top-level names, and some code reads `.name`.
+  // Names are kept: bundling renames clashing top-level names, and logged errors carry their
+  // class's name (pino's `type`).
   keepNames: true,
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
