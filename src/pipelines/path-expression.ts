@@ -9,6 +9,9 @@
 //   key      = [A-Za-z_][A-Za-z0-9_-]* ;
 //   index    = a non-negative integer.
 // A stage name that is not a key is written in brackets: $.stages["summarize text"].summary.
+// No key or stage name may be a reserved name (__proto__, constructor, prototype), however written.
+
+import { defineOwn, forbiddenKeyReason, isForbiddenKey } from '../validation/safe-keys.js';
 
 export type PathRoot = 'input' | 'stages' | 'output';
 export type PathStep = string | number;
@@ -61,6 +64,11 @@ function readSteps(text: string, rest: string): PathStep[] {
       throw new PathSyntaxError(text, `unexpected '${remaining[0] ?? ''}'`);
     }
   }
+  for (const step of steps) {
+    if (typeof step === 'string' && isForbiddenKey(step)) {
+      throw new PathSyntaxError(text, forbiddenKeyReason(step));
+    }
+  }
   return steps;
 }
 
@@ -103,17 +111,31 @@ export function valueAt(value: unknown, steps: readonly PathStep[]): unknown {
   return current;
 }
 
+/** A dotted stage-input name's keys that are reserved names, the first one; else null. */
+export function forbiddenKeyIn(name: string): string | null {
+  return name.split('.').find((key) => isForbiddenKey(key)) ?? null;
+}
+
 /**
  * Sets `value` at a dotted stage-input name (`parameters.result_count`) in `target`, creating
- * objects on the way: input names address the agent's execution input.
+ * objects on the way: input names address the agent's execution input. Only own properties are
+ * walked and every property is defined, never assigned (no setter, no prototype is reached); a
+ * name with a reserved key (`parameters.__proto__.x`) is refused before anything is set.
  */
 export function setAt(target: Record<string, unknown>, name: string, value: unknown): void {
+  const forbidden = forbiddenKeyIn(name);
+  if (forbidden !== null) throw new PathSyntaxError(name, forbiddenKeyReason(forbidden));
   const keys = name.split('.');
   let current = target;
-  keys.slice(0, -1).forEach((key) => {
-    const next = current[key];
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) current[key] = {};
-    current = current[key] as Record<string, unknown>;
-  });
-  current[keys[keys.length - 1]!] = value;
+  for (const key of keys.slice(0, -1)) {
+    const next = Object.hasOwn(current, key) ? current[key] : undefined;
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) {
+      const created: Record<string, unknown> = {};
+      defineOwn(current, key, created);
+      current = created;
+    } else {
+      current = next as Record<string, unknown>;
+    }
+  }
+  defineOwn(current, keys[keys.length - 1]!, value);
 }

@@ -21,7 +21,8 @@ import {
 } from '../executions/execution.js';
 import type { JobQueue, JobResult, RunJob } from '../jobs/job-queue.js';
 import type { PipelineStage } from './pipeline.js';
-import type { PipelineService } from './pipeline-service.js';
+import { checkStageNames, type PipelineService } from './pipeline-service.js';
+import { assertSafeTopLevelKeys, defineOwn } from '../validation/safe-keys.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 
 export interface PipelineRunResult {
@@ -122,6 +123,8 @@ export class PipelineRunner {
     inputs: Record<string, unknown>,
     options: PipelineRunOptions,
   ): Promise<PipelineRunResult> {
+    // Input names are the client's (`$.input.<name>`); their values are data.
+    assertSafeTopLevelKeys(inputs);
     const pipeline = await this.options.pipelines.get(accountId, pipelineId);
     if (pipeline.stages.length === 0) {
       throw new InvalidParameterError('stages', `Pipeline '${pipelineId}' has no stages to run.`);
@@ -226,17 +229,18 @@ export class PipelineRunner {
     stopReason: StopReason,
     started: number,
   ): Promise<PipelineRunResult> {
-    const outputs: Record<string, Record<string, unknown>> = {};
+    // By stage name: a Map, so that no stage name is ever a property of an object.
+    const outputs = new Map<string, Record<string, unknown>>();
     let tokensUsed = 0;
     let completed = 0;
     let last: Record<string, unknown> = {};
-    let failure: ExecutionError | null = null;
-    for (const { id, stage, previous } of records) {
+    let failure: ExecutionError | null = await this.refuseStoredNames(execution, records);
+    for (const { id, stage, previous } of failure === null ? records : []) {
       // Done before (by this instance or one that stopped): its output is read back, not rerun.
       if (previous?.status === 'completed') {
         const output = previous.output ?? {};
         tokensUsed += previous.tokensUsed;
-        outputs[stage.name] = output;
+        outputs.set(stage.name, output);
         last = output;
         completed += 1;
         continue;
@@ -257,7 +261,7 @@ export class PipelineRunner {
       try {
         const result = await this.runStage(execution, id, stage, outputs, signal, stopReason);
         tokensUsed += result.tokensUsed;
-        outputs[stage.name] = result.output;
+        outputs.set(stage.name, result.output);
         last = result.output;
         completed += 1;
       } catch (error) {
@@ -294,11 +298,46 @@ export class PipelineRunner {
     return { execution: finished, stagesCompleted: completed };
   }
 
+  /**
+   * Stages are checked at save time, but a run's plan is read back from the database: one saved
+   * before a rule existed (or written there by other means) with a reserved or malformed name or
+   * path (`parameters.__proto__.x`) must not run at all. The first such stage is recorded failed
+   * with the same 400 it would get at save time, before any stage runs; null when all are sound.
+   */
+  private async refuseStoredNames(
+    execution: Execution,
+    records: readonly PlannedStage[],
+  ): Promise<ExecutionError | null> {
+    for (const [index, { id, stage, previous }] of records.entries()) {
+      if (previous?.status === 'completed') continue;
+      try {
+        checkStageNames(stage, `stages[${index}]`);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        const detail = executionErrorFrom(error);
+        await this.options.executions.updateStage(execution.id, id, {
+          status: 'failed',
+          attempts: 0,
+          error: detail,
+          tokensUsed: 0,
+          executionTimeMs: 0,
+          completedAt: this.iso(),
+        });
+        return {
+          ...detail,
+          message: `stage '${stage.name}' failed: ${detail.message}`,
+          stage: stage.name,
+        };
+      }
+    }
+    return null;
+  }
+
   private async runStage(
     execution: Execution,
     recordId: string,
     stage: PipelineStage,
-    outputs: Record<string, Record<string, unknown>>,
+    outputs: ReadonlyMap<string, Record<string, unknown>>,
     runSignal: AbortSignal,
     stopReason: StopReason,
   ): Promise<{ output: Record<string, unknown>; tokensUsed: number }> {
@@ -326,7 +365,8 @@ export class PipelineRunner {
     // Inputs: every mapped path must resolve; nothing becomes a silent undefined.
     for (const [name, text] of Object.entries(stage.input_mapping)) {
       const path = parsePath(text);
-      const source = path.root === 'input' ? execution.input : (outputs[path.stage ?? ''] ?? {});
+      const source =
+        path.root === 'input' ? execution.input : (outputs.get(path.stage ?? '') ?? {});
       const value = valueAt(source, path.steps);
       if (value === undefined) {
         return fail(
@@ -390,7 +430,7 @@ export class PipelineRunner {
               ),
             );
           }
-          mapped[name] = value;
+          defineOwn(mapped, name, value);
         }
         // Later stages see the agent's result and the mapped names (the mapped ones win).
         const output = { ...run.result, ...mapped };

@@ -8,7 +8,8 @@ import {
 import { newId } from '../ids.js';
 import type { AgentService } from '../agents/agent-service.js';
 import type { PipelinesRepository } from '../storage/repositories/pipelines.repository.js';
-import { parsePath, PathSyntaxError } from './path-expression.js';
+import { assertSafeKeys, assertSafeName, forbiddenKeyError } from '../validation/safe-keys.js';
+import { forbiddenKeyIn, parsePath, PathSyntaxError } from './path-expression.js';
 import type { LayoutEdge, LayoutNode, Pipeline, PipelineStage, VisualLayout } from './pipeline.js';
 
 /** A stage as a client sends it (the service assigns ids). */
@@ -86,9 +87,12 @@ export function generatedLayout(stages: readonly PipelineStage[]): VisualLayout 
 
 /**
  * The stored form of a layout: every node with `position` ({id, x, y} becomes {id, position: {x,
- * y}}), every edge with an id, and both ends of every edge naming a node (else a 400 naming it).
+ * y}}), every edge with an id, and both ends of every edge naming a node (else a 400 naming it);
+ * a reserved key (`__proto__`, `constructor`, `prototype`) anywhere in it is a 400 naming it.
  */
 export function normaliseLayout(layout: VisualLayoutInput): VisualLayout {
+  // Its extra fields are the client's own names, kept and given back: none may be reserved.
+  assertSafeKeys(layout, 'visual_layout');
   const nodes = layout.nodes.map((node, index): LayoutNode => {
     const { x, y, position, ...rest } = node;
     // One stored shape: `position` wins over top-level x and y, which are not kept beside it.
@@ -129,6 +133,45 @@ function parseStagePath(path: string, param: string, stageName: string) {
       throw new InvalidParameterError(param, `Stage '${stageName}': ${error.message}.`);
     }
     throw error;
+  }
+}
+
+/**
+ * The names a stage gives (its name, its input and output names) and its paths, checked as at save
+ * time: a 400 naming the field for a reserved name (`__proto__`, `constructor`, `prototype`), an
+ * input name that is not an agent input, an output name that is not a key, or a path that does not
+ * parse. The runner checks stored stages with it too (saved before a rule existed, or written to
+ * the database by other means), so no stage can run with such a name.
+ */
+export function checkStageNames(
+  stage: Pick<PipelineStage, 'name' | 'input_mapping' | 'output_mapping'>,
+  at: string,
+): void {
+  const name = stage.name.trim();
+  assertSafeName(name, `${at}.name`, `Stage '${name}': `);
+  for (const [key, path] of Object.entries(stage.input_mapping)) {
+    const param = `${at}.input_mapping.${key}`;
+    const reserved = forbiddenKeyIn(key);
+    if (reserved !== null) throw forbiddenKeyError(param, reserved, `Stage '${name}': `);
+    if (!stageInputName.test(key)) {
+      throw new InvalidParameterError(
+        param,
+        `Stage '${name}': '${key}' is not an agent input (query, data, urls, conversation_id, model, or parameters.<name>).`,
+      );
+    }
+    parseStagePath(path, param, name);
+  }
+  for (const [key, path] of Object.entries(stage.output_mapping)) {
+    const param = `${at}.output_mapping.${key}`;
+    const reserved = forbiddenKeyIn(key);
+    if (reserved !== null) throw forbiddenKeyError(param, reserved, `Stage '${name}': `);
+    if (!outputName.test(key)) {
+      throw new InvalidParameterError(
+        param,
+        `Stage '${name}': '${key}' is not a valid output name.`,
+      );
+    }
+    parseStagePath(path, param, name);
   }
 }
 
@@ -222,6 +265,9 @@ export class PipelineService {
       const name = stage.name.trim();
       if (name === '')
         throw new MissingParameterError(`${at}.name`, `Stage ${index + 1} needs a name.`);
+      const inputMapping = stage.input_mapping ?? {};
+      const outputMapping = stage.output_mapping ?? {};
+      checkStageNames({ name, input_mapping: inputMapping, output_mapping: outputMapping }, at);
       if (earlier.has(name)) {
         throw new InvalidParameterError(
           `${at}.name`,
@@ -237,15 +283,8 @@ export class PipelineService {
           `Stage '${name}': agent '${stage.agent_id}' does not exist or is not usable by this account.`,
         );
       }
-      const inputMapping = stage.input_mapping ?? {};
       for (const [key, path] of Object.entries(inputMapping)) {
         const param = `${at}.input_mapping.${key}`;
-        if (!stageInputName.test(key)) {
-          throw new InvalidParameterError(
-            param,
-            `Stage '${name}': '${key}' is not an agent input (query, data, urls, conversation_id, model, or parameters.<name>).`,
-          );
-        }
         const parsed = parseStagePath(path, param, name);
         if (parsed.root === 'output') {
           throw new InvalidParameterError(
@@ -263,15 +302,8 @@ export class PipelineService {
           );
         }
       }
-      const outputMapping = stage.output_mapping ?? {};
       for (const [key, path] of Object.entries(outputMapping)) {
         const param = `${at}.output_mapping.${key}`;
-        if (!outputName.test(key)) {
-          throw new InvalidParameterError(
-            param,
-            `Stage '${name}': '${key}' is not a valid output name.`,
-          );
-        }
         const parsed = parseStagePath(path, param, name);
         if (parsed.root !== 'output') {
           throw new InvalidParameterError(
