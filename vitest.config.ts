@@ -9,6 +9,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     globalSetup: ['test/support/global-setup.ts'],
+    // Every test file fails when it leaves a built-in prototype changed (prototype pollution).
+    setupFiles: ['test/support/no-pollution.ts'],
     reporters: ['default'],
     projects: [
       {
