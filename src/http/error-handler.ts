@@ -97,6 +97,20 @@ export function writeClientError(error: Error & { code?: string }, socket: Duple
   socket.destroy();
 }
 
+/**
+ * The error body as JSON text, written here rather than by the route's response serializer: a
+ * serializer that fails (a schema that no longer compiles) would make Fastify answer with a body
+ * outside the contract that carries the failure's internal message. Should even this fail (a
+ * detail that cannot be written), the body is the plain internal error, which always can.
+ */
+function errorBodyText(body: ErrorBody, requestId: string): string {
+  try {
+    return JSON.stringify(body);
+  } catch {
+    return JSON.stringify(internalErrorBody(requestId));
+  }
+}
+
 export function sendError(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -107,22 +121,31 @@ export function sendError(
     request.log.info('client closed the request before the answer was ready');
     return reply.code(499).send();
   }
-  const appError = toAppError(error, request.routeOptions.bodyLimit);
-  let status: number;
-  let body: ErrorBody;
-  if (appError === null) {
-    request.log.error({ err: error }, 'unhandled error');
-    status = 500;
-    body = internalErrorBody(request.id);
-  } else {
-    // A model that is unavailable or busy is an expected, configured state, not a fault.
-    if (appError.status >= 500) {
-      const level = appError.code === 'model_unavailable' ? 'warn' : 'error';
-      request.log[level]({ err: appError, cause: appError.cause }, appError.message);
+  let status = 500;
+  let text: string;
+  try {
+    const appError = toAppError(error, request.routeOptions.bodyLimit);
+    let body: ErrorBody;
+    if (appError === null) {
+      request.log.error({ err: error }, 'unhandled error');
+      body = internalErrorBody(request.id);
+    } else {
+      // A model that is unavailable or busy is an expected, configured state, not a fault.
+      if (appError.status >= 500) {
+        const level = appError.code === 'model_unavailable' ? 'warn' : 'error';
+        request.log[level]({ err: appError, cause: appError.cause }, appError.message);
+      }
+      status = appError.status;
+      body = appError.toBody();
+      for (const [name, value] of Object.entries(appError.headers)) void reply.header(name, value);
     }
-    status = appError.status;
-    body = appError.toBody();
-    for (const [name, value] of Object.entries(appError.headers)) void reply.header(name, value);
+    text = errorBodyText(body, request.id);
+  } catch (failure) {
+    // Mapping the error failed (it should not): the contract's internal error, never its message.
+    request.log.error({ err: failure, cause: error }, 'the error handler failed');
+    status = 500;
+    text = JSON.stringify(internalErrorBody(request.id));
   }
-  return reply.code(status).type('application/json; charset=utf-8').send(body);
+  // A string with a JSON content type is sent as it is: no serializer runs on an error body.
+  return reply.code(status).type('application/json; charset=utf-8').send(text);
 }

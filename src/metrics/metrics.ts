@@ -2,7 +2,10 @@
 // requests, model calls, rate-limit refusals, WebSocket sessions and background jobs are recorded
 // through the methods below; Node's own (event-loop lag, heap, CPU, handles) come from
 // prom-client's default metrics. Every label takes values from a bounded set: route patterns,
-// catalog model names, outcome words, never a raw URL, id or user text.
+// catalog model names, outcome words, never a raw URL, id or user text. Label names are this
+// file's own: every label set is an object without a prototype (prom-client walks label sets with
+// `for … in`, which would otherwise also see any key added to Object.prototype), and a failure to
+// record is reported as a warning, never thrown into the request, stream or timer that recorded.
 import {
   collectDefaultMetrics,
   Counter,
@@ -32,6 +35,27 @@ export interface HttpRequestRecord {
   readonly route: string | null;
   readonly status: number;
   readonly seconds: number;
+}
+
+/** A label set with only its own keys: nothing inherited can be read as a label. */
+function labelSet<T extends Record<string, string>>(values: T): T {
+  return Object.assign(Object.create(null) as T, values);
+}
+
+let warned = false;
+
+/** Runs one recording; a failure is reported once per process and not thrown. */
+function record(what: () => void): void {
+  try {
+    what();
+  } catch (error) {
+    if (warned) return;
+    warned = true;
+    process.emitWarning(
+      `A metric could not be recorded (later failures are not reported): ${String(error)}`,
+      'MetricsWarning',
+    );
+  }
 }
 
 export class PlatformMetrics implements ModelCallObserver {
@@ -138,58 +162,72 @@ export class PlatformMetrics implements ModelCallObserver {
     return this.registry.metrics();
   }
 
-  httpRequest(record: HttpRequestRecord): void {
-    const labels: LabelValues<'method' | 'route' | 'status'> = {
-      method: httpMethods.has(record.method) ? record.method : 'other',
+  httpRequest(request: HttpRequestRecord): void {
+    record(() => {
       // Unmatched paths are anyone's choice of URL: one label value for all of them.
-      route: record.route ?? 'unmatched',
-      status: String(record.status),
-    };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, record.seconds);
-    if (record.status === 429) this.rateLimitRefusals.inc({ route: labels.route });
+      const route = request.route ?? 'unmatched';
+      const labels: LabelValues<'method' | 'route' | 'status'> = labelSet({
+        method: httpMethods.has(request.method) ? request.method : 'other',
+        route,
+        status: String(request.status),
+      });
+      this.httpRequests.inc(labels);
+      this.httpDuration.observe(labels, request.seconds);
+      if (request.status === 429) this.rateLimitRefusals.inc(labelSet({ route }));
+    });
   }
 
-  modelCall(record: ModelCallRecord): void {
-    const { model } = record;
-    this.upstreamDuration.observe(
-      { model, kind: record.kind, outcome: record.outcome },
-      record.seconds,
-    );
-    if (record.usage !== undefined) {
-      if (record.usage.promptTokens > 0) {
-        this.upstreamTokens.inc({ model, type: 'prompt' }, record.usage.promptTokens);
+  modelCall(call: ModelCallRecord): void {
+    record(() => {
+      const { model } = call;
+      this.upstreamDuration.observe(
+        labelSet({ model, kind: call.kind, outcome: call.outcome }),
+        call.seconds,
+      );
+      if (call.usage !== undefined) {
+        if (call.usage.promptTokens > 0) {
+          this.upstreamTokens.inc(labelSet({ model, type: 'prompt' }), call.usage.promptTokens);
+        }
+        if (call.usage.completionTokens > 0) {
+          this.upstreamTokens.inc(
+            labelSet({ model, type: 'completion' }),
+            call.usage.completionTokens,
+          );
+        }
       }
-      if (record.usage.completionTokens > 0) {
-        this.upstreamTokens.inc({ model, type: 'completion' }, record.usage.completionTokens);
+      if (call.outcome === 'error') {
+        this.upstreamErrors.inc(labelSet({ model, code: call.errorCode ?? 'internal_error' }));
       }
-    }
-    if (record.outcome === 'error') {
-      this.upstreamErrors.inc({ model, code: record.errorCode ?? 'internal_error' });
-    }
+    });
   }
 
   /** A WebSocket connection was accepted; call the returned function once when it closes. */
   webSocketOpened(channel: WebSocketChannel): () => void {
-    this.webSocketAccepted.inc({ channel });
-    this.webSocketSessions.inc({ channel });
+    record(() => {
+      this.webSocketAccepted.inc(labelSet({ channel }));
+      this.webSocketSessions.inc(labelSet({ channel }));
+    });
     let closed = false;
     return () => {
       if (closed) return;
       closed = true;
-      this.webSocketSessions.dec({ channel });
+      record(() => this.webSocketSessions.dec(labelSet({ channel })));
     };
   }
 
   /** For a job queue: how many jobs wait and run now (set on every change, or on each scrape). */
   setJobCounts(queue: string, counts: { waiting: number; active: number }): void {
-    this.jobsWaiting.set({ queue }, counts.waiting);
-    this.jobsActive.set({ queue }, counts.active);
+    record(() => {
+      this.jobsWaiting.set(labelSet({ queue }), counts.waiting);
+      this.jobsActive.set(labelSet({ queue }), counts.active);
+    });
   }
 
   /** For a job queue: one job ended, after `seconds` of running. */
   jobEnded(queue: string, outcome: JobOutcome, seconds: number): void {
-    this.jobs.inc({ queue, outcome });
-    this.jobDuration.observe({ queue, outcome }, seconds);
+    record(() => {
+      this.jobs.inc(labelSet({ queue, outcome }));
+      this.jobDuration.observe(labelSet({ queue, outcome }), seconds);
+    });
   }
 }
