@@ -16,6 +16,7 @@ import { AgentModels } from './agent-models.js';
 import type { AgentInput } from './agent-type.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from './schema-validator.js';
+import { assertSafeKeys, assertSafeTopLevelKeys } from '../validation/safe-keys.js';
 
 export interface AgentRun {
   result: Record<string, unknown>;
@@ -85,6 +86,7 @@ export class AgentExecutor {
   ): { parameters: Record<string, unknown> } {
     const type = this.options.catalog.require(agent.agentType);
     this.options.agents.requireChatModel(model, 'model');
+    assertSafeKeys(input.parameters, 'parameters');
     const parameters = requireSchema<Record<string, unknown>>(
       type.parametersSchema,
       input.parameters ?? {},
@@ -139,6 +141,8 @@ export class AgentExecutor {
     apiKeyId: string | null = null,
   ): Promise<AgentExecutionResponse> {
     const agent = await this.options.agents.get(callerAccountId, agentId);
+    // Any other key is kept in the recorded input under the client's name (its values are data).
+    assertSafeTopLevelKeys(request);
     const { conversation_id: conversationId, user_id: userId, ...rest } = request;
     const { parameters } = this.prepare(agent, request, request.model);
     const { execution } = await this.options.executions.start({

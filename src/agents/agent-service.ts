@@ -7,6 +7,7 @@ import type { AgentsRepository } from '../storage/repositories/agents.repository
 import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
 import { sharedConfiguration } from './private-configuration.js';
+import { assertSafeKeys } from '../validation/safe-keys.js';
 import { requireSchema } from './schema-validator.js';
 
 export interface CreateAgentInput {
@@ -67,6 +68,7 @@ export class AgentService {
 
   async create(accountId: string, input: CreateAgentInput): Promise<Agent> {
     const type = this.options.catalog.require(input.agentType);
+    assertSafeKeys(input.configuration, 'configuration');
     const configuration = requireSchema<Record<string, unknown>>(
       type.configurationSchema,
       input.configuration,
@@ -114,6 +116,7 @@ export class AgentService {
   /** A given `configuration` replaces the stored one whole (validated, defaults filled). */
   async update(accountId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
     const agent = await this.owned(accountId, id);
+    assertSafeKeys(input.configuration, 'configuration');
     const configuration =
       input.configuration === undefined
         ? undefined

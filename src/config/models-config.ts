@@ -3,6 +3,7 @@
 import path from 'node:path';
 import Mustache from 'mustache';
 import { z } from 'zod';
+import { isForbiddenKey } from '../validation/safe-keys.js';
 import {
   modelTypes,
   type EngineModelDefinition,
@@ -153,6 +154,12 @@ export const modelEntrySchema = z.strictObject({
 
 export type ModelEntry = z.infer<typeof modelEntrySchema>;
 
+/** A template variable's name: a view key of its Mustache template, so never a reserved name. */
+const variableName = z
+  .string()
+  .regex(/^[a-z0-9_]{1,64}$/)
+  .refine((name) => !isForbiddenKey(name), 'a reserved name (__proto__, constructor, prototype)');
+
 export const templateEntrySchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9_]{1,64}$/, 'lower-case letters, digits and _ only'),
   display_name: z.string().min(1).max(200),
@@ -161,9 +168,9 @@ export const templateEntrySchema = z.strictObject({
   variables: z
     .array(
       z.union([
-        z.string().regex(/^[a-z0-9_]{1,64}$/),
+        variableName,
         z.strictObject({
-          name: z.string().regex(/^[a-z0-9_]{1,64}$/),
+          name: variableName,
           required: z.boolean().default(false),
           description: z.string().max(1000).default(''),
           default: z.string().max(10_000).nullable().default(null),

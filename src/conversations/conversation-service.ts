@@ -1,6 +1,7 @@
 // Conversations of an account: create, read, list, change, delete, template assignment, history.
 import { NotFoundError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
+import { assertSafeKeys } from '../validation/safe-keys.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { ConversationsRepository } from '../storage/repositories/conversations.repository.js';
 import type {
@@ -65,6 +66,8 @@ export class ConversationService {
    */
   draft(accountId: string, input: CreateConversationInput): Conversation {
     if (input.model !== undefined) this.options.models.resolveChatModelName(input.model);
+    // Metadata keys are the client's own names, at any depth: none may be a reserved name.
+    if (input.metadata !== undefined) assertSafeKeys(input.metadata, 'metadata');
     const now = new Date(this.now()).toISOString();
     return {
       id: newId('conv'),
@@ -114,6 +117,7 @@ export class ConversationService {
   ): Promise<Conversation> {
     if (userId !== undefined) await this.get(accountId, id, userId);
     if (input.model !== undefined) this.options.models.resolveChatModelName(input.model);
+    if (input.metadata !== undefined) assertSafeKeys(input.metadata, 'metadata');
     const updated = await this.options.conversations.update(
       accountId,
       id,

@@ -3,6 +3,7 @@
 import Mustache from 'mustache';
 import type { TemplateDefinition } from '../config/config.js';
 import { AppError, InvalidParameterError, MissingParameterError } from '../errors/app-error.js';
+import { assertSafeName, ownValue } from '../validation/safe-keys.js';
 
 const additionalInstructions = {
   name: 'additional_instructions',
@@ -157,6 +158,7 @@ export class TemplateCatalog {
   validateVariables(template: TemplateDefinition, variables: Record<string, string>): void {
     const known = new Set(template.variables.map((variable) => variable.name));
     for (const [name, value] of Object.entries(variables)) {
+      assertSafeName(name, `variables.${name}`);
       if (!known.has(name)) {
         throw new InvalidParameterError(
           `variables.${name}`,
@@ -171,7 +173,8 @@ export class TemplateCatalog {
       }
     }
     for (const variable of template.variables) {
-      if (variable.required && (variables[variable.name] ?? '').trim() === '') {
+      const given = ownValue(variables, variable.name);
+      if (variable.required && (typeof given === 'string' ? given : '').trim() === '') {
         throw new MissingParameterError(
           `variables.${variable.name}`,
           `Template '${template.name}' needs the variable '${variable.name}': ${variable.description}`,
@@ -182,13 +185,14 @@ export class TemplateCatalog {
 
   /**
    * The system prompt with the variables filled in (their defaults where none is given); values
-   * are text, never escaped or parsed.
+   * are text, never escaped or parsed. The view has no prototype and only the template's own
+   * variables, so a `{{constructor}}` in a template can never read anything inherited.
    */
   render(template: TemplateDefinition, variables: Record<string, string>): string {
-    const values: Record<string, string> = {};
+    const values = Object.create(null) as Record<string, string>;
     for (const variable of template.variables) {
-      const given = variables[variable.name];
-      const value = given !== undefined && given.trim() !== '' ? given : variable.default;
+      const given = ownValue(variables, variable.name);
+      const value = typeof given === 'string' && given.trim() !== '' ? given : variable.default;
       if (value !== null) values[variable.name] = value;
     }
     return Mustache.render(

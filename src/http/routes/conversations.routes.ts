@@ -1,6 +1,7 @@
 // Conversations: list, create, read, change, delete; their history; template assignment; and the
 // per-conversation feedback summary.
 import Type from 'typebox';
+import { reservedKeysNote } from '../../validation/safe-keys.js';
 import { access } from '../../auth/scopes.js';
 import type { Services } from '../../services.js';
 import type { Conversation, StoredMessage } from '../../conversations/conversation.js';
@@ -23,7 +24,7 @@ const ConversationUserSchema = Type.Optional(
 
 const Status = Type.Union([Type.Literal('active'), Type.Literal('archived')]);
 const Metadata = Type.Record(Type.String(), Type.Unknown(), {
-  description: 'Free-form JSON object of your own.',
+  description: `Free-form JSON object of your own. At any depth, ${reservedKeysNote}`,
 });
 const ConversationIdParams = Type.Object({ conversation_id: Type.String({ maxLength: 100 }) });
 
@@ -366,6 +367,7 @@ export function conversationRoutes(app: App, services: Services): void {
             variables: Type.Optional(
               Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 20_000 }), {
                 maxProperties: 50,
+                description: `Variable name → value (the template's variables only). ${reservedKeysNote}`,
               }),
             ),
             user_id: ConversationUserSchema,

@@ -4,6 +4,7 @@ import { access } from '../../auth/scopes.js';
 import { knowledgeLimits, type SearchHit } from '../../knowledge/knowledge-service.js';
 import type { Services } from '../../services.js';
 import type { KnowledgeBase, KnowledgeDocument } from '../../knowledge/knowledge-base.js';
+import { assertSafeKeys, reservedKeysNote } from '../../validation/safe-keys.js';
 import { clientGoneSignal } from '../streaming.js';
 import {
   commonParameters,
@@ -17,7 +18,7 @@ import { principalOf, type App } from '../types.js';
 const tags = ['Knowledge bases'];
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), {
-  description: 'Free-form JSON object of your own (at most 16 KiB), returned with search results.',
+  description: `Free-form JSON object of your own (at most 16 KiB), returned with search results. At any depth, ${reservedKeysNote}`,
 });
 const SearchMode = Type.Union([Type.Literal('hybrid'), Type.Literal('bm25')]);
 const KnowledgeBaseParams = Type.Object({ kb_id: Type.String({ maxLength: 100 }) });
@@ -331,6 +332,8 @@ export function knowledgeRoutes(app: App, services: Services): void {
     },
     async (request, reply) => {
       const body = request.body;
+      // Metadata keys are the client's own names, at any depth: none may be a reserved name.
+      if (body.metadata !== undefined) assertSafeKeys(body.metadata, 'metadata');
       const document = await services.knowledge.addDocument(
         principalOf(request).accountId,
         request.params.kb_id,
