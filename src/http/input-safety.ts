@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import { paramPath } from '../errors/schema-errors.js';
+import { findForbiddenKey, forbiddenKeyError } from '../validation/safe-keys.js';
 import type { App } from './types.js';
 
 /** Deepest nesting of objects and arrays accepted in a body (the body itself is level 1). */
@@ -99,6 +100,23 @@ function checkTextParts(request: FastifyRequest): AppError | null {
 }
 
 /**
+ * Fastify's parser refuses a body with a `__proto__` key (or `constructor.prototype`) anywhere as
+ * "not valid JSON". When the text is valid JSON, that is what happened: the refusal names the key
+ * (`metadata.__proto__`) like every other reserved name. (`JSON.parse` makes such a key an own
+ * property, so the second reading cannot touch a prototype.)
+ */
+function poisonedKeyRefusal(text: string): AppError | null {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const found = findForbiddenKey(document);
+  return found === null ? null : forbiddenKeyError(found.param, found.key);
+}
+
+/**
  * Replaces Fastify's JSON body parser with the same parser (prototype-poisoning checks included)
  * followed by the walk above, and checks path and query values before validation.
  */
@@ -106,19 +124,21 @@ export function installInputSafety(app: App): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    void parseJson(
-      request,
-      typeof body === 'string' ? body : body.toString('utf8'),
-      (error, document) => {
-        if (error !== null) {
-          done(error, undefined);
-          return;
-        }
-        const found = findUnstorableValue(document);
-        if (found === null) done(null, document);
-        else done(refusal(found), undefined);
-      },
-    );
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    void parseJson(request, text, (error, document) => {
+      if (error !== null) {
+        done(
+          (error as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY'
+            ? (poisonedKeyRefusal(text) ?? error)
+            : error,
+          undefined,
+        );
+        return;
+      }
+      const found = findUnstorableValue(document);
+      if (found === null) done(null, document);
+      else done(refusal(found), undefined);
+    });
   });
   app.addHook('preValidation', (request, _reply, done) => {
     done(checkTextParts(request) ?? undefined);
