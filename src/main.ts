@@ -46,6 +46,8 @@ async function main(): Promise<void> {
 
   // Registered before serving, so that this instance's runs are never mistaken for orphans.
   await services.instances.start();
+  // What the first request would pay for with the event loop held, loaded before serving.
+  await services.models.warmUp();
   await app.listen({ host: config.server.host, port: config.server.port });
   if (config.metrics.port !== null) {
     metricsServer = await startMetricsServer(

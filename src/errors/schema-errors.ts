@@ -24,6 +24,33 @@ export function paramPath(instancePath: string, child?: string, prefix?: string)
   return path === '' ? prefix : path.startsWith('[') ? `${prefix}${path}` : `${prefix}.${path}`;
 }
 
+const branchKeywords = new Set(['type', 'anyOf', 'oneOf', 'const']);
+
+/**
+ * The issue to report. A value that fails a union (`input`: a string or an array of strings) fails
+ * every branch: the first branch's "must be string" says nothing to a client that sent an array of
+ * 100,000 items, so the issue of the branch whose type matched (here "must NOT have more than 2048
+ * items") is told instead, when there is one.
+ */
+function mostTellingIssue(issues: readonly SchemaIssue[]): SchemaIssue | undefined {
+  const first = issues[0];
+  if (first === undefined || first.keyword !== 'type') return first;
+  const union = issues.find(
+    (issue) =>
+      (issue.keyword === 'anyOf' || issue.keyword === 'oneOf') &&
+      issue.instancePath === first.instancePath,
+  );
+  if (union === undefined) return first;
+  return (
+    issues.find(
+      (issue) =>
+        !branchKeywords.has(issue.keyword) &&
+        (issue.instancePath === first.instancePath ||
+          issue.instancePath.startsWith(`${first.instancePath}/`)),
+    ) ?? first
+  );
+}
+
 /**
  * The 400 for the first issue. `where` names the place in words ("request body"); `prefix` is
  * put before every parameter path (the field the checked value came in).
@@ -33,7 +60,7 @@ export function schemaIssueToError(
   where: string,
   prefix?: string,
 ): AppError {
-  const first = issues[0];
+  const first = mostTellingIssue(issues);
   if (first === undefined) return new AppError('invalid_parameter', `The ${where} is invalid.`);
   if (first.keyword === 'required') {
     const param = paramPath(first.instancePath, String(first.params.missingProperty), prefix);

@@ -1,9 +1,8 @@
-// Token counting for remote models with a real BPE tokenizer (OpenAI's o200k_base via js-tiktoken).
-// Exact for current OpenAI models; a close estimate for other vendors, whose tokenizers are not
-// public — used only to trim history to the context window, never to bill.
+// Token counting for remote models with a real BPE tokenizer (OpenAI's o200k_base via
+// gpt-tokenizer). Exact for current OpenAI models; a close estimate for other vendors, whose
+// tokenizers are not public — used only to trim history to the context window, never to bill.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Tiktoken } from 'js-tiktoken/lite';
 import type { ChatTurn } from './spec.js';
 import { countTokensGently } from './token-budget.js';
 
@@ -15,15 +14,35 @@ const longestCachedKey = 256;
 /** What the count cache may hold, keys and values together. */
 export const tokenCacheBytes = 8 * 1024 * 1024;
 
-let encoder: Promise<Tiktoken> | undefined;
+type CountSlice = (slice: string) => number;
 
-/** The ranks file is several megabytes: loaded on first use, not at start-up. */
-function loadEncoder(): Promise<Tiktoken> {
-  encoder ??= Promise.all([
-    import('js-tiktoken/lite'),
-    import('js-tiktoken/ranks/o200k_base'),
-  ]).then(([{ Tiktoken: TiktokenClass }, ranks]) => new TiktokenClass(ranks.default));
+let encoder: Promise<CountSlice> | undefined;
+
+/**
+ * Merges of pieces the tokenizer remembers (its own LRU, bounded by count; our pieces are at most
+ * a few kilobytes, and long runs are cut to 16 characters before they reach it).
+ */
+const mergeCacheEntries = 20_000;
+
+/**
+ * The o200k_base tables: loading them takes a few hundred milliseconds of one synchronous module
+ * evaluation and ~20 MiB of heap. Loaded before the service listens when a remote chat model is
+ * configured (`warmUp`), so that no request waits for it and no request is held while it loads;
+ * otherwise on first use. Special tokens (`<|endoftext|>`) in a user's text count as the text they
+ * are: the upstream receives them as text too.
+ */
+function loadEncoder(): Promise<CountSlice> {
+  encoder ??= import('gpt-tokenizer/encoding/o200k_base').then((tokenizer) => {
+    tokenizer.setMergeCacheSize(mergeCacheEntries);
+    const options = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
+    return (slice: string) => tokenizer.countTokens(slice, options);
+  });
   return encoder;
+}
+
+/** Loads the tokenizer now (before serving), rather than in the first request that needs it. */
+export async function loadTokenizer(): Promise<void> {
+  await loadEncoder();
 }
 
 function cacheKey(text: string): string {
@@ -53,8 +72,8 @@ export class BpeTokenCounter {
     const key = cacheKey(text);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
-    const tokenizer = await loadEncoder();
-    const count = await countTokensGently(text, (slice) => tokenizer.encode(slice).length);
+    const countSlice = await loadEncoder();
+    const count = await countTokensGently(text, countSlice);
     this.cache.set(key, count);
     return count;
   }

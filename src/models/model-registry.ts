@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { AppConfig, ModelDefinition, ModelType } from '../config/config.js';
 import { AppError, FeatureDisabledError, InvalidParameterError } from '../errors/app-error.js';
-import { BpeTokenCounter } from './bpe-token-counter.js';
+import { BpeTokenCounter, loadTokenizer } from './bpe-token-counter.js';
 import {
   observedChatModel,
   observedEmbeddingModel,
@@ -65,6 +65,18 @@ export class ModelRegistry {
       speech: speech ?? SpeechEngines.fromConfig(config),
       tokens: new BpeTokenCounter(),
     };
+  }
+
+  /**
+   * Loads, before the service listens, what the first request would otherwise pay for with the
+   * event loop held: the BPE tables remote chat models count tokens with (a few hundred
+   * milliseconds, ~20 MiB), only when such a model is configured.
+   */
+  async warmUp(): Promise<void> {
+    const remoteChat = this.config.models.definitions.some(
+      (definition) => definition.type === 'chat' && connectionOf(definition).kind === 'remote',
+    );
+    if (remoteChat) await loadTokenizer();
   }
 
   /** The speech engines this registry builds models with. */

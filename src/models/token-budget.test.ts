@@ -1,10 +1,8 @@
-import { Tiktoken } from 'js-tiktoken/lite';
-import ranks from 'js-tiktoken/ranks/o200k_base';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { countingSlices, countTokensGently, exactCountLimit } from './token-budget.js';
 
-const encoder = new Tiktoken(ranks);
-const count = (text: string) => encoder.encode(text).length;
+const count = (text: string) => countTokens(text);
 
 describe('countTokensGently', () => {
   it('counts ordinary text exactly, short or long', async () => {

@@ -67,8 +67,20 @@ export async function countTokensGently(
     text.length > exactCountLimit ? text.slice(0, safeCut(text, exactCountLimit)) : text;
   let total = 0;
   let turnStarted = performance.now();
+  // A long run is cut into many equal pieces ('aaaa…', 'abab…'): each distinct piece is counted
+  // once. At most exactCountLimit / runPieceLength entries, dropped when the call ends.
+  const pieces = new Map<string, number>();
   for (const slice of countingSlices(examined)) {
-    total += countSlice(slice);
+    if (slice.length <= runPieceLength) {
+      let pieceCount = pieces.get(slice);
+      if (pieceCount === undefined) {
+        pieceCount = countSlice(slice);
+        pieces.set(slice, pieceCount);
+      }
+      total += pieceCount;
+    } else {
+      total += countSlice(slice);
+    }
     if (performance.now() - turnStarted > budgetPerTurnMs) {
       await yieldToEventLoop();
       turnStarted = performance.now();
