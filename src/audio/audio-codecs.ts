@@ -20,6 +20,13 @@ import {
   type InputFormat,
   type OutputFormat,
 } from './audio-types.js';
+import {
+  checkLength,
+  checkShape,
+  SampleCollector,
+  type DecodedPart,
+  type DecodeLimits,
+} from './decode-limits.js';
 import { parseWav, wavFile } from './wav.js';
 
 const require = createRequire(import.meta.url);
@@ -29,6 +36,7 @@ export interface DecodeOptions {
   format: InputFormat | null;
   sampleRate?: number;
   channels?: number;
+  limits: DecodeLimits;
 }
 
 export async function decodeAudio(
@@ -46,25 +54,33 @@ export async function decodeAudio(
       `config.encoding says ${options.format} but the audio is ${format}.`,
     );
   }
+  const { limits } = options;
   switch (format) {
     case 'linear16':
-      return decodeLinear16(bytes, options.sampleRate ?? 16000, options.channels ?? 1);
+      return decodeLinear16(bytes, options.sampleRate ?? 16000, options.channels ?? 1, limits);
     case 'wav':
-      return parseWav(bytes);
+      return parseWav(bytes, limits);
     case 'mp3':
-      return decodeMp3(bytes);
+      return decodeMp3(bytes, limits);
     case 'ogg':
-      return decodeOggOpus(bytes);
+      return decodeOggOpus(bytes, limits);
     case 'flac':
-      return decodeFlac(bytes);
+      return decodeFlac(bytes, limits);
     case 'webm':
-      return decodeWebm(bytes);
+      return decodeWebm(bytes, limits);
   }
 }
 
-function decodeLinear16(bytes: Uint8Array, sampleRate: number, channelCount: number): DecodedAudio {
+function decodeLinear16(
+  bytes: Uint8Array,
+  sampleRate: number,
+  channelCount: number,
+  limits: DecodeLimits,
+): DecodedAudio {
+  checkShape('LINEAR16', sampleRate, channelCount);
   const frameBytes = 2 * channelCount;
   const frames = Math.floor(bytes.length / frameBytes);
+  checkLength(limits, frames, sampleRate, channelCount, true);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const channels = Array.from({ length: channelCount }, () => new Float32Array(frames));
   for (let frame = 0; frame < frames; frame += 1) {
@@ -75,60 +91,104 @@ function decodeLinear16(bytes: Uint8Array, sampleRate: number, channelCount: num
   return { channels, sampleRate };
 }
 
-interface WasmDecoded {
-  channelData: Float32Array[];
-  samplesDecoded: number;
-  sampleRate: number;
-  errors: { message: string }[];
-}
-
-function checked(decoded: WasmDecoded, what: string): DecodedAudio {
-  if (decoded.samplesDecoded === 0 && decoded.errors.length > 0) {
+/**
+ * Gathers a decoder's output part by part; each part is checked against the limits before the
+ * next is decoded, so a part of a pathological file expands to a bounded amount (tens of MB at
+ * most), never to the whole file's worth. A decoder that throws on the input (a WebAssembly trap,
+ * a parser's error) met a file it cannot read: a 400, not a 500.
+ */
+async function collect(
+  what: string,
+  limits: DecodeLimits,
+  parts: AsyncIterable<DecodedPart>,
+): Promise<DecodedAudio> {
+  const collector = new SampleCollector(what, limits);
+  try {
+    for await (const part of parts) collector.add(part);
+  } catch (error) {
+    if (error instanceof AudioFormatError) throw error;
     throw new AudioFormatError(
-      `The ${what} audio could not be decoded: ${decoded.errors[0]!.message}.`,
+      `The ${what} audio could not be decoded: the file is corrupt or not ${what}.`,
     );
   }
-  return {
-    channels: decoded.channelData.map((channel) => channel.subarray(0, decoded.samplesDecoded)),
-    sampleRate: decoded.sampleRate,
-  };
+  return collector.audio();
 }
 
-async function decodeMp3(bytes: Uint8Array): Promise<DecodedAudio> {
+/** A streaming decoder's output, `sliceBytes` of input at a time, then what it holds back. */
+async function* inSlices(
+  bytes: Uint8Array,
+  sliceBytes: number,
+  decoder: {
+    decode(slice: Uint8Array): DecodedPart | Promise<DecodedPart>;
+    flush?(): Promise<DecodedPart>;
+  },
+): AsyncGenerator<DecodedPart> {
+  for (let offset = 0; offset < bytes.length; offset += sliceBytes) {
+    yield await decoder.decode(bytes.subarray(offset, offset + sliceBytes));
+  }
+  if (decoder.flush !== undefined) yield await decoder.flush();
+}
+
+// How much input each decoding step takes. The worst expansion per input byte bounds what one
+// step can produce: an MP3 frame of ~100 bytes holds at most 2 × 1152 samples (16 KiB: ~1.5 M
+// values); a FLAC frame of ~20 bytes may hold 65,535 samples per channel and an Opus packet of
+// 1–2 bytes 60 ms, so those take 2 KiB (a few million values) at a time.
+const mp3SliceBytes = 16 * 1024;
+const packedSliceBytes = 2 * 1024;
+
+async function decodeMp3(bytes: Uint8Array, limits: DecodeLimits): Promise<DecodedAudio> {
   const { MPEGDecoder } = await import('mpg123-decoder');
   const decoder = new MPEGDecoder();
   await decoder.ready;
   try {
-    return checked(decoder.decode(bytes), 'MP3');
+    return await collect(
+      'MP3',
+      limits,
+      inSlices(bytes, mp3SliceBytes, { decode: (slice) => decoder.decode(slice) }),
+    );
   } finally {
     decoder.free();
   }
 }
 
-async function decodeOggOpus(bytes: Uint8Array): Promise<DecodedAudio> {
+async function decodeOggOpus(bytes: Uint8Array, limits: DecodeLimits): Promise<DecodedAudio> {
   const { OggOpusDecoder } = await import('ogg-opus-decoder');
   const decoder = new OggOpusDecoder();
   await decoder.ready;
   try {
-    return checked(await decoder.decodeFile(bytes), 'Ogg/Opus');
+    return await collect(
+      'Ogg/Opus',
+      limits,
+      inSlices(bytes, packedSliceBytes, {
+        decode: (slice) => decoder.decode(slice),
+        flush: () => decoder.flush(),
+      }),
+    );
   } finally {
     decoder.free();
   }
 }
 
-async function decodeFlac(bytes: Uint8Array): Promise<DecodedAudio> {
+async function decodeFlac(bytes: Uint8Array, limits: DecodeLimits): Promise<DecodedAudio> {
   const { FLACDecoder } = await import('@wasm-audio-decoders/flac');
   const decoder = new FLACDecoder();
   await decoder.ready;
   try {
-    return checked(await decoder.decodeFile(bytes), 'FLAC');
+    return await collect(
+      'FLAC',
+      limits,
+      inSlices(bytes, packedSliceBytes, {
+        decode: (slice) => decoder.decode(slice),
+        flush: () => decoder.flush(),
+      }),
+    );
   } finally {
     decoder.free();
   }
 }
 
 /** WebM/Matroska: the first Opus audio track's blocks, decoded by libopus. */
-async function decodeWebm(bytes: Uint8Array): Promise<DecodedAudio> {
+async function decodeWebm(bytes: Uint8Array, limits: DecodeLimits): Promise<DecodedAudio> {
   const tracks = new Map<number, { codec: string; codecPrivate: Uint8Array | null }>();
   let currentTrack: { number: number; codec: string; codecPrivate: Uint8Array | null } | null =
     null;
@@ -161,20 +221,25 @@ async function decodeWebm(bytes: Uint8Array): Promise<DecodedAudio> {
       Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]).pipe(decoder);
       decoder.resume();
     });
-  } catch (error) {
+  } catch {
     throw new AudioFormatError(
-      `The WebM audio could not be read: ${error instanceof Error ? error.message : String(error)}.`,
+      'The WebM audio could not be read: the file is corrupt or not WebM/Matroska.',
     );
   }
   const opus = [...tracks.entries()].find(([, track]) => track.codec === 'A_OPUS');
   if (opus === undefined) {
-    const codecs = [...tracks.values()].map((track) => track.codec).join(', ') || 'none';
+    const codecs =
+      [...tracks.values()]
+        .slice(0, 8)
+        .map((track) => track.codec.slice(0, 32))
+        .join(', ') || 'none';
     throw new AudioFormatError(`The WebM file has no Opus audio track (tracks: ${codecs}).`);
   }
   const [trackNumber, track] = opus;
   // OpusHead: channel count at byte 9, pre-skip (little-endian) at bytes 10–11.
   const head = track.codecPrivate;
   const channels = head !== null && head.length >= 12 ? head[9]! : 1;
+  if (channels < 1) throw new AudioFormatError('The WebM Opus track declares 0 channels.');
   const preSkip = head !== null && head.length >= 12 ? head[10]! | (head[11]! << 8) : 0;
   const { OpusDecoder } = await import('opus-decoder');
   const opusDecoder = new OpusDecoder({ channels: Math.min(channels, 2), preSkip });
@@ -183,7 +248,13 @@ async function decodeWebm(bytes: Uint8Array): Promise<DecodedAudio> {
     const frames = blocks
       .filter((block) => block.track === trackNumber)
       .map((block) => new Uint8Array(block.payload));
-    return checked(opusDecoder.decodeFrames(frames), 'WebM/Opus');
+    // A few hundred packets (seconds of audio) at a time, checked against the limits as they come.
+    async function* batches(): AsyncGenerator<DecodedPart> {
+      for (let next = 0; next < frames.length; next += 256) {
+        yield await Promise.resolve(opusDecoder.decodeFrames(frames.slice(next, next + 256)));
+      }
+    }
+    return await collect('WebM/Opus', limits, batches());
   } finally {
     opusDecoder.free();
   }

@@ -16,6 +16,11 @@ import {
   UnknownVoiceError,
 } from './espeak.js';
 
+// The decoders print every error they meet to the console (mpg123 once per bad frame): a hostile
+// file would flood the service's output. Their errors come back in their results instead.
+console.error = () => undefined;
+console.warn = () => undefined;
+
 /** Errors cross the thread boundary as data: their class does not survive structured cloning. */
 export type TaskResult<T> =
   | { ok: true; value: T }
@@ -38,6 +43,8 @@ export interface PrepareTask {
   sampleRate?: number;
   channels?: number;
   targetRate: number;
+  /** The longest audio accepted (seconds): decoding stops with a 400 past it. */
+  maxSeconds: number;
 }
 
 export interface PreparedAudio {
@@ -59,6 +66,7 @@ async function prepareAudio(task: PrepareTask): Promise<PreparedAudio> {
     format: task.format,
     ...(task.sampleRate === undefined ? {} : { sampleRate: task.sampleRate }),
     ...(task.channels === undefined ? {} : { channels: task.channels }),
+    limits: { maxSeconds: task.maxSeconds },
   });
   const mono = downmix(decoded);
   const samples = floatToInt16(await resample(mono, decoded.sampleRate, task.targetRate));

@@ -167,6 +167,7 @@ export class SpeechService {
         ...(request.sampleRate === undefined ? {} : { sampleRate: request.sampleRate }),
         ...(request.channels === undefined ? {} : { channels: request.channels }),
         targetRate: model.sampleRate,
+        maxSeconds: limits.maxAudioSeconds,
       },
       request.signal,
     );
@@ -196,6 +197,11 @@ export class SpeechService {
       : await model.transcribe({ audio, language, signal });
     return {
       ...result,
+      // An engine's score may be NaN (no words to average): the response says null instead.
+      confidence:
+        result.confidence !== null && Number.isFinite(result.confidence)
+          ? Math.min(1, Math.max(0, result.confidence))
+          : null,
       language:
         result.language === null
           ? (language?.split('-')[0] ?? null)
