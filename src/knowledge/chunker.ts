@@ -52,13 +52,6 @@ function codePieces(code: string, maxLength: number): TextPiece[] {
   return pieces;
 }
 
-function joinedLength(pieces: readonly TextPiece[]): number {
-  return pieces.reduce(
-    (sum, piece, index) => sum + (index === 0 ? 0 : piece.separator.length) + piece.text.length,
-    0,
-  );
-}
-
 function joinPieces(pieces: readonly TextPiece[]): string {
   return pieces.map((piece, index) => (index === 0 ? '' : piece.separator) + piece.text).join('');
 }
@@ -71,26 +64,51 @@ function joinPieces(pieces: readonly TextPiece[]): string {
 export function packPieces(pieces: readonly TextPiece[], options: ChunkingOptions): string[] {
   const chunks: string[] = [];
   let current: TextPiece[] = [];
+  // The length of `current` joined, kept as pieces come and go: measuring anew each time is quadratic in
+  // the pieces of a chunk (a chunk of one-word sentences holds hundreds).
+  let currentLength = 0;
   for (const piece of pieces) {
     if (current.length === 0) {
       current = [piece];
+      currentLength = piece.text.length;
       continue;
     }
-    if (joinedLength(current) + piece.separator.length + piece.text.length <= options.chunkSize) {
+    if (currentLength + piece.separator.length + piece.text.length <= options.chunkSize) {
       current.push(piece);
+      currentLength += piece.separator.length + piece.text.length;
       continue;
     }
     chunks.push(joinPieces(current));
-    let overlap: TextPiece[] = [];
+    // The last whole pieces that fit in the overlap (never the whole previous chunk).
+    let overlapStart = current.length;
+    let overlapLength = 0;
     for (let index = current.length - 1; index > 0; index -= 1) {
-      const candidate = [current[index]!, ...overlap];
-      if (joinedLength(candidate) > options.chunkOverlap) break;
-      overlap = candidate;
+      const length =
+        overlapStart === current.length
+          ? current[index]!.text.length
+          : overlapLength + current[index + 1]!.separator.length + current[index]!.text.length;
+      if (length > options.chunkOverlap) break;
+      overlapStart = index;
+      overlapLength = length;
     }
-    while (overlap.length > 0 && joinedLength([...overlap, piece]) > options.chunkSize) {
-      overlap = overlap.slice(1);
+    // Fewer when they would push the chunk over its size.
+    while (
+      overlapStart < current.length &&
+      overlapLength + piece.separator.length + piece.text.length > options.chunkSize
+    ) {
+      overlapLength =
+        overlapStart + 1 < current.length
+          ? overlapLength -
+            current[overlapStart]!.text.length -
+            current[overlapStart + 1]!.separator.length
+          : 0;
+      overlapStart += 1;
     }
-    current = [...overlap, piece];
+    const overlapped = overlapStart < current.length;
+    current = [...current.slice(overlapStart), piece];
+    currentLength = overlapped
+      ? overlapLength + piece.separator.length + piece.text.length
+      : piece.text.length;
   }
   if (current.length > 0) chunks.push(joinPieces(current));
   return chunks;

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type * as ReadabilityModule from '@mozilla/readability';
 import type * as LinkedomModule from 'linkedom';
 import { BlockCollector, type BlockKind, type ExtractedText } from './blocks.js';
+import { boundHtmlNesting } from './html-nesting.js';
 import { collapseWhitespace } from './plain-text.js';
 
 /*
@@ -19,6 +20,7 @@ interface DomNode {
 
 interface DomElement extends DomNode {
   readonly localName: string;
+  readonly children: ArrayLike<DomElement>;
   getAttribute(name: string): string | null;
   hasAttribute(name: string): boolean;
   closest(selectors: string): DomElement | null;
@@ -56,11 +58,12 @@ function readabilityClass(): typeof ReadabilityModule.Readability {
   return readability.Readability;
 }
 
+/** Parses `html`, its elements nested at most `maxHtmlDepth` deep (html-nesting.ts). */
 function parseHtml(html: string): DomDocument {
   const complete = /<html[\s>]/i.test(html)
     ? html
     : `<html><head></head><body>${html}</body></html>`;
-  return (parseHTML(complete) as { document: DomDocument }).document;
+  return (parseHTML(boundHtmlNesting(complete).html) as { document: DomDocument }).document;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -112,17 +115,18 @@ function isHidden(element: DomElement): boolean {
   return /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)/i.test(style);
 }
 
-function isChrome(element: DomElement, tag: string): boolean {
+/** Class and id beyond this length are not read (real ones are short; the pattern backtracks). */
+const maxNamesLength = 1000;
+
+/** `inContent`: an ancestor is an <article>, <main> or <section>. */
+function isChrome(element: DomElement, tag: string, inContent: boolean): boolean {
   if (chromeTags.has(tag)) return true;
   const role = element.getAttribute('role');
   if (role !== null && chromeRoles.has(role.toLowerCase())) return true;
   // A page's own header and footer (not an article's or a section's) are site chrome.
-  if ((tag === 'header' || tag === 'footer') && element.parentNode !== null) {
-    const parent = element.parentNode as Partial<DomElement>;
-    if (parent.closest?.('article, main, section') === null) return true;
-  }
+  if ((tag === 'header' || tag === 'footer') && !inContent) return true;
   const names = `${element.getAttribute('class') ?? ''} ${element.getAttribute('id') ?? ''}`;
-  return chromeNamePattern.test(names);
+  return chromeNamePattern.test(names.slice(0, maxNamesLength));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -174,35 +178,83 @@ interface WalkOptions {
   readonly dropChrome: boolean;
 }
 
+/** Elements inside which a <header> or <footer> belongs to the content, not to the site. */
+const contentSectionTags = new Set(['article', 'main', 'section']);
+
 /** The element's tag when it may hold visible content, else null. */
-function visibleTag(element: DomElement, options: WalkOptions): string | null {
+function visibleTag(element: DomElement, options: WalkOptions, inContent: boolean): string | null {
   const tag = element.localName.toLowerCase();
   if (invisibleTags.has(tag) || isHidden(element)) return null;
-  if (options.dropChrome && isChrome(element, tag)) return null;
+  if (options.dropChrome && isChrome(element, tag, inContent)) return null;
   return tag;
 }
 
-const children = (node: DomNode): DomNode[] => Array.from(node.childNodes);
+/** Whether `node` lies inside an <article>, <main> or <section> (it itself not counted). */
+function startsInContent(node: DomNode): boolean {
+  const parent = node.parentNode as Partial<DomElement> | null;
+  return parent?.closest?.('article, main, section') != null;
+}
+
+/**
+ * Visits the visible nodes under `root` (itself included) in document order, without recursion:
+ * `enter` sees each element (it returns false to skip the element's children, or a function to
+ * call after them) and `text` each text node. Every node is visited once: linear in the tree.
+ */
+function walkVisible(
+  root: DomNode,
+  options: WalkOptions,
+  visit: {
+    enter(element: DomElement, tag: string): boolean | (() => void);
+    text(node: DomNode): void;
+  },
+): void {
+  type Step = DomNode | (() => void);
+  const steps: Step[] = [root];
+  let contentDepth = startsInContent(root) ? 1 : 0;
+  while (steps.length > 0) {
+    const step = steps.pop()!;
+    if (typeof step === 'function') {
+      step();
+      continue;
+    }
+    if (step.nodeType === textNode) {
+      visit.text(step);
+      continue;
+    }
+    if (step.nodeType !== elementNode && step.nodeType !== documentNode) continue;
+    if (step.nodeType === elementNode) {
+      const element = step as DomElement;
+      const tag = visibleTag(element, options, contentDepth > 0);
+      if (tag === null) continue;
+      const entered = visit.enter(element, tag);
+      if (entered === false) continue;
+      const isContent = contentSectionTags.has(tag);
+      if (isContent) contentDepth += 1;
+      if (isContent || typeof entered === 'function') {
+        steps.push(() => {
+          if (isContent) contentDepth -= 1;
+          if (typeof entered === 'function') entered();
+        });
+      }
+    }
+    const children = step.childNodes;
+    for (let index = children.length - 1; index >= 0; index -= 1) steps.push(children[index]!);
+  }
+}
 
 /** The visible text inside `node` on one line (headings, table cells, snippets). */
 function inlineText(node: DomNode, options: WalkOptions): string {
   const parts: string[] = [];
-  const walk = (current: DomNode) => {
-    if (current.nodeType === textNode) {
-      parts.push(current.textContent ?? '');
-      return;
-    }
-    if (current.nodeType !== elementNode && current.nodeType !== documentNode) return;
-    if (current.nodeType === elementNode) {
-      const element = current as DomElement;
-      const tag = visibleTag(element, options);
-      if (tag === null) return;
+  walkVisible(node, options, {
+    enter(element, tag) {
       if (tag === 'img') parts.push(` ${element.getAttribute('alt') ?? ''} `);
       if (blockTags.has(tag) || tag === 'br') parts.push(' ');
-    }
-    for (const child of children(current)) walk(child);
-  };
-  walk(node);
+      return true;
+    },
+    text(text) {
+      parts.push(text.textContent ?? '');
+    },
+  });
   return collapseWhitespace(parts.join(''));
 }
 
@@ -216,85 +268,87 @@ function collectBlocks(root: DomNode, collector: BlockCollector, options: WalkOp
     buffer = '';
     bufferKind = 'prose';
   };
+  const markers = new ListMarkers();
 
-  const walk = (node: DomNode) => {
-    if (node.nodeType === textNode) {
+  walkVisible(root, options, {
+    text(node) {
       // Outside <pre>, line breaks in the markup are just spaces.
       buffer += (node.textContent ?? '').replace(/\s+/g, ' ');
-      return;
-    }
-    if (node.nodeType === documentNode) {
-      for (const child of children(node)) walk(child);
-      return;
-    }
-    if (node.nodeType !== elementNode) return;
-    const element = node as DomElement;
-    const tag = visibleTag(element, options);
-    if (tag === null) return;
-    const headingLevel = /^h([1-6])$/.exec(tag);
-    if (headingLevel !== null) {
-      flush();
-      collector.heading(Number(headingLevel[1]), inlineText(element, options));
-      return;
-    }
-    switch (tag) {
-      case 'pre':
+    },
+    enter(element, tag) {
+      const headingLevel = /^h([1-6])$/.exec(tag);
+      if (headingLevel !== null) {
         flush();
-        collector.block('code', element.textContent ?? '');
-        return;
-      case 'br':
-        buffer += '\n';
-        return;
-      case 'img': {
-        const alt = element.getAttribute('alt');
-        if (alt !== null && alt.trim() !== '') buffer += ` ${alt} `;
-        return;
+        collector.heading(Number(headingLevel[1]), inlineText(element, options));
+        return false;
       }
-      case 'tr': {
-        flush();
-        const cells = children(element)
-          .filter((cell) => {
-            const name = (cell as Partial<DomElement>).localName;
-            return name === 'td' || name === 'th';
-          })
-          .map((cell) => inlineText(cell, options))
-          .filter((cell) => cell !== '');
-        collector.block('item', cells.join(' | '));
-        return;
+      switch (tag) {
+        case 'pre':
+          flush();
+          collector.block('code', element.textContent ?? '');
+          return false;
+        case 'br':
+          buffer += '\n';
+          return false;
+        case 'img': {
+          const alt = element.getAttribute('alt');
+          if (alt !== null && alt.trim() !== '') buffer += ` ${alt} `;
+          return false;
+        }
+        case 'tr': {
+          flush();
+          const cells = Array.from(element.children)
+            .filter((cell) => cell.localName === 'td' || cell.localName === 'th')
+            .map((cell) => inlineText(cell, options))
+            .filter((cell) => cell !== '');
+          collector.block('item', cells.join(' | '));
+          return false;
+        }
+        case 'li': {
+          flush();
+          buffer = `${markers.of(element)} `;
+          bufferKind = 'item';
+          return flush;
+        }
       }
-      case 'li': {
-        flush();
-        buffer = `${listMarker(element)} `;
-        bufferKind = 'item';
-        for (const child of children(element)) walk(child);
-        flush();
-        return;
-      }
-    }
-    const isBlock = blockTags.has(tag);
-    const isGroup = groupTags.has(tag);
-    if (isBlock) flush();
-    groupDepth += isGroup ? 1 : 0;
-    for (const child of children(element)) walk(child);
-    groupDepth -= isGroup ? 1 : 0;
-    if (isBlock) flush();
-    // A nested list continues its parent's lines.
-    if (isGroup && groupDepth === 0) collector.endGroup();
-  };
-
-  walk(root);
+      const isBlock = blockTags.has(tag);
+      const isGroup = groupTags.has(tag);
+      if (isBlock) flush();
+      if (isGroup) groupDepth += 1;
+      if (!isBlock && !isGroup) return true;
+      return () => {
+        if (isGroup) groupDepth -= 1;
+        if (isBlock) flush();
+        // A nested list continues its parent's lines.
+        if (isGroup && groupDepth === 0) collector.endGroup();
+      };
+    },
+  });
   flush();
 }
 
 /** `-`, or the item's number in an ordered list (counting from its `start`). */
-function listMarker(item: DomElement): string {
-  const list = item.parentNode as Partial<DomElement> | null;
-  if (list?.localName !== 'ol' || list.getAttribute === undefined) return '-';
-  const start = Number(list.getAttribute('start') ?? '1');
-  const items = children(list as DomNode).filter(
-    (child) => (child as Partial<DomElement>).localName === 'li',
-  );
-  return `${(Number.isFinite(start) ? start : 1) + items.indexOf(item)}.`;
+class ListMarkers {
+  /** Per ordered list, the number of each of its items (computed once per list). */
+  private readonly numbers = new Map<DomElement, Map<DomElement, number>>();
+
+  of(item: DomElement): string {
+    const list = item.parentNode as Partial<DomElement> | null;
+    if (list?.localName !== 'ol' || list.getAttribute === undefined) return '-';
+    const ordered = list as DomElement;
+    let numbers = this.numbers.get(ordered);
+    if (numbers === undefined) {
+      const start = Number(ordered.getAttribute('start') ?? '1');
+      const first = Number.isFinite(start) ? start : 1;
+      numbers = new Map(
+        Array.from(ordered.children)
+          .filter((child) => child.localName === 'li')
+          .map((child, index) => [child, first + index]),
+      );
+      this.numbers.set(ordered, numbers);
+    }
+    return `${numbers.get(item) ?? 1}.`;
+  }
 }
 
 /** The <title> (wherever linkedom put it), else null. */
@@ -350,13 +404,42 @@ export interface ReadableHtml extends ExtractedText {
 /** Readability's default `charThreshold`: below it, it is unsure it found the article. */
 const readabilityCharThreshold = 500;
 
+/**
+ * Readability reads documents at most this deep (and of at most this many elements). Its passes
+ * measure the text of every candidate's subtree, so its time grows with elements × depth and
+ * faster still in deep, empty trees (250 nested <div>: over a second). Pages deeper or larger
+ * than this get the visible-text walk, which is linear.
+ */
+export const readabilityLimits = { maxDepth: 64, maxElements: 15_000 } as const;
+
 const flat = (text: string) => text.replace(/\s+/g, ' ');
 
+/** The deepest element's depth and the number of elements, in one pass without recursion. */
+export function measureTree(root: DomNode): { depth: number; elements: number } {
+  const stack: { node: DomNode; depth: number }[] = [{ node: root, depth: 0 }];
+  let depth = 0;
+  let elements = 0;
+  while (stack.length > 0) {
+    const { node, depth: at } = stack.pop()!;
+    const children = (node as Partial<DomElement>).children;
+    if (children === undefined) continue;
+    for (let index = 0; index < children.length; index += 1) {
+      elements += 1;
+      depth = Math.max(depth, at + 1);
+      stack.push({ node: children[index]!, depth: at + 1 });
+    }
+  }
+  return { depth, elements };
+}
+
 function readabilityArticle(
-  html: string,
+  document: DomDocument,
 ): (ExtractedText & { excerpt: string | null; byline: string | null }) | null {
+  const size = measureTree(document);
+  if (size.depth > readabilityLimits.maxDepth || size.elements > readabilityLimits.maxElements) {
+    return null;
+  }
   try {
-    const document = parseHtml(html);
     // Read before Readability, which removes the heading it takes for the title.
     const heading = document.querySelector('h1, h2, h3, h4, h5, h6');
     const title =
@@ -366,6 +449,7 @@ function readabilityArticle(
     const Readability = readabilityClass();
     const article = new Readability<DomElement>(document, {
       serializer: (node: unknown) => node as DomElement,
+      maxElemsToParse: readabilityLimits.maxElements,
     }).parse();
     if (article === null || !article.content) return null;
     const collector = new BlockCollector();
@@ -382,10 +466,11 @@ function readabilityArticle(
 
 /**
  * A web page's readable text: the article Readability finds when it is sure of it, else the
- * page's visible text without navigation, headers, footers and ads.
+ * page's visible text without navigation, headers, footers and ads. `readability: false` skips
+ * Readability (a page it took too long over is read again that way).
  */
-export function readableHtml(html: string): ReadableHtml {
-  const article = readabilityArticle(html);
+export function readableHtml(html: string, options: { readability?: boolean } = {}): ReadableHtml {
+  const article = options.readability === false ? null : readabilityArticle(parseHtml(html));
   // Readability's pick is trusted when long enough to pass its own threshold; a shorter one only
   // when it lies within the page's non-chrome text (on small pages it sometimes picks the menu).
   if (article !== null && article.text.length >= readabilityCharThreshold) {

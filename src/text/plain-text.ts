@@ -22,6 +22,7 @@ const continuationWords = new Set(
     'because so very more most'
   ).split(' '),
 );
+const longestContinuationWord = Math.max(...[...continuationWords].map((word) => word.length));
 
 /**
  * The blocks no sentence crosses: blank lines, list items and heading lines always end one; other
@@ -70,8 +71,14 @@ export function plainTextBlocks(text: string): PlainBlock[] {
 function continuesLine(previous: string, next: string): boolean {
   if (endsSentence.test(previous) || endsMidPhrase.test(previous)) return true;
   if (startsLowercase.test(next)) return true;
-  const lastWord = /(\p{L}+)$/u.exec(previous)?.[1]?.toLowerCase();
-  return lastWord !== undefined && continuationWords.has(lastWord);
+  // The last word, read from the end: a regular expression anchored only at the end would try
+  // every start in a long line of letters (quadratic).
+  const lastWord = /(\p{L}+)$/u.exec(previous.slice(-longestContinuationWord - 1))?.[1];
+  return (
+    lastWord !== undefined &&
+    lastWord.length <= longestContinuationWord &&
+    continuationWords.has(lastWord.toLowerCase())
+  );
 }
 
 const zeroWidth = /[\u200b-\u200d\u2060\ufeff]/g;
