@@ -29,7 +29,7 @@ const textMessage = (maxLength: number) =>
     { additionalProperties: false, title: 'text', description: 'A typed user turn.' },
   );
 
-export const voiceStreamMessages = (maxText: number) => ({
+const buildVoiceStreamMessages = (maxText: number) => ({
   audio: Type.Object(
     {
       type: Type.Literal('audio'),
@@ -58,7 +58,7 @@ export const VoiceSettingsSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const generalMessages = (maxText: number, maxAudioBase64: number) => ({
+const buildGeneralMessages = (maxText: number, maxAudioBase64: number) => ({
   init: Type.Object(
     {
       type: Type.Literal('init'),
@@ -106,12 +106,48 @@ export const generalMessages = (maxText: number, maxAudioBase64: number) => ({
   ),
 });
 
+// Each set of message schemas is built once per process for its limits and shared by every
+// connection: Ajv keeps what it compiled keyed by the schema object, so schemas built per
+// connection were compiled again and kept for good (15–16 KiB per connection).
+const voiceStreamSets = new Map<number, ReturnType<typeof buildVoiceStreamMessages>>();
+const generalSets = new Map<string, ReturnType<typeof buildGeneralMessages>>();
+
+/** The voice stream's client messages (one object per `maxText`, shared). */
+export function voiceStreamMessages(maxText: number): ReturnType<typeof buildVoiceStreamMessages> {
+  let messages = voiceStreamSets.get(maxText);
+  if (messages === undefined) {
+    messages = buildVoiceStreamMessages(maxText);
+    voiceStreamSets.set(maxText, messages);
+  }
+  return messages;
+}
+
+/** The general channel's client messages (one object per pair of limits, shared). */
+export function generalMessages(
+  maxText: number,
+  maxAudioBase64: number,
+): ReturnType<typeof buildGeneralMessages> {
+  const key = `${maxText}:${maxAudioBase64}`;
+  let messages = generalSets.get(key);
+  if (messages === undefined) {
+    messages = buildGeneralMessages(maxText, maxAudioBase64);
+    generalSets.set(key, messages);
+  }
+  return messages;
+}
+
 export type GeneralMessages = ReturnType<typeof generalMessages>;
 export type InitMessage = Static<GeneralMessages['init']>;
 export type GeneralAudioMessage = Static<GeneralMessages['audio']>;
 
 const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
 const compiled = new WeakMap<TSchema, ReturnType<typeof ajv.compile>>();
+let compiledCount = 0;
+
+/** How many message validators this process has compiled (bounded: one per distinct schema). */
+export function compiledMessageValidators(): number {
+  return compiledCount;
+}
 
 /**
  * Parses one text frame against the channel's message schemas: not JSON → `invalid_json`, no or
@@ -148,6 +184,7 @@ export function parseMessage<M extends Record<string, TSchema>>(
   if (validate === undefined) {
     validate = ajv.compile(schema);
     compiled.set(schema, validate);
+    compiledCount += 1;
   }
   if (!validate(value)) {
     throw schemaIssueToError((validate.errors ?? []) as SchemaIssue[], `'${type}' message`);

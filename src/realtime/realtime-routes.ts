@@ -95,6 +95,12 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
     done();
   });
   const maxText = 32_000;
+  // Built once here, not per connection (see protocol.ts).
+  const streamMessages = voiceStreamMessages(maxText);
+  const channelMessages = generalMessages(
+    maxText,
+    Math.ceil((services.config.speech.maxAudioBytes * 4) / 3) + 8,
+  );
 
   app.get(
     '/v1/voice/stream/:session_id',
@@ -177,7 +183,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
           connection.close(closeCodes.internalError, 'voice detection failed to start');
         },
       );
-      const messages = voiceStreamMessages(maxText);
+      const messages = streamMessages;
       socket.on('message', (data: RawData, isBinary: boolean) => {
         connection.touch();
         void started.then(() => {
@@ -212,10 +218,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
     (socket: WebSocket, request: FastifyRequest) => {
       const principal = principalOf(request);
       const logger = request.log as never;
-      const messages = generalMessages(
-        maxText,
-        Math.ceil((services.config.speech.maxAudioBytes * 4) / 3) + 8,
-      );
+      const messages = channelMessages;
       let conversation: VoiceConversation | null = null;
       let speak = false;
       /** Chunks of an utterance sent with `final: false`. */

@@ -125,7 +125,10 @@ export class VoiceConversation {
 
   /** Loads the voice activity detector and, for rates other than 16 kHz, a resampler. */
   async start(): Promise<void> {
-    this.detector = await VoiceActivityDetector.create(this.options.limits.vadMode);
+    const detector = await VoiceActivityDetector.create(this.options.limits.vadMode);
+    // The client may have gone while the detector loaded: nothing would free it later.
+    if (this.closed) return detector.free();
+    this.detector = detector;
     try {
       const name = this.options.speech.resolveTranscriptionModel(
         this.options.settings.sttModel,
@@ -137,9 +140,11 @@ export class VoiceConversation {
     }
     if (this.options.settings.sampleRate !== vadSampleRate) {
       const { create, ConverterType } = (await import('@alexanderolsen/libsamplerate-js')).default;
-      this.resampler = await create(1, this.options.settings.sampleRate, vadSampleRate, {
+      const resampler = await create(1, this.options.settings.sampleRate, vadSampleRate, {
         converterType: ConverterType.SRC_SINC_FASTEST,
       });
+      if (this.closed) return resampler.destroy();
+      this.resampler = resampler;
     }
   }
 
