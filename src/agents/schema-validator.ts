@@ -1,20 +1,53 @@
 // Validates agent configurations, execution inputs and model output against JSON Schemas (TypeBox),
 // filling defaults, refusing unknown keys, and naming the offending key in the 400.
 import type { ValidateFunction } from 'ajv';
+import { LRUCache } from 'lru-cache';
 import type { AppError } from '../errors/app-error.js';
 import { schemaIssueToError } from '../errors/schema-errors.js';
 import { createAjv } from '../validation/ajv.js';
 
-const ajv = createAjv();
-
+/** Validators by schema object: a schema defined once, in code, is found here every time. */
 const compiled = new WeakMap<object, ValidateFunction>();
+
+/*
+ * Some schemas are built per run (an agent's answer schema follows its configuration). An Ajv
+ * instance keeps a reference to every schema and validator it ever compiled (its code-generation
+ * scope, which removeSchema does not clear), so those are compiled by an instance that is replaced
+ * after `perGeneration` compiles, and found again by their text among the last ones: memory stays
+ * bounded by about two generations however many distinct schemas arrive.
+ */
+const perGeneration = 256;
+let ajv = createAjv();
+let compiledByThisAjv = 0;
+const compiledByText = new LRUCache<string, ValidateFunction>({
+  maxSize: perGeneration,
+  sizeCalculation: () => 1,
+});
+let compiledCount = 0;
+
+/** How many validators this process has compiled (tests: schemas built per run are not recompiled). */
+export function compiledAgentValidators(): number {
+  return compiledCount;
+}
 
 function validatorFor(schema: object): ValidateFunction {
   let validate = compiled.get(schema);
+  if (validate !== undefined) return validate;
+  const text = JSON.stringify(schema);
+  validate = compiledByText.get(text);
   if (validate === undefined) {
+    if (compiledByThisAjv >= perGeneration) {
+      ajv = createAjv();
+      compiledByThisAjv = 0;
+    }
     validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+    // Not found by the object again (a per-run object is garbage after its run): by its text.
+    ajv.removeSchema(schema);
+    compiledByThisAjv += 1;
+    compiledCount += 1;
+    compiledByText.set(text, validate);
   }
+  compiled.set(schema, validate);
   return validate;
 }
 
