@@ -1,8 +1,10 @@
 // Fuzzing every operation of /openapi.json on both dialects: generated malformed bodies, queries
 // and path ids (see test/support/openapi-fuzz.ts) must never answer 5xx, and every 4xx must carry
-// the contract's error body with a code of the catalog and its status and type. Bounded: a fixed
-// number of runs per operation (FUZZ_RUNS, default 120) from one seed (FUZZ_SEED, random unless
-// given), printed at the start and in every failure so that a failure can be replayed exactly.
+// the contract's error body with a code of the catalog and its status and type. Keys and key
+// paths include `__proto__`, `constructor` and `prototype`: no request may change Object.prototype.
+// Bounded: a fixed number of runs per operation (FUZZ_RUNS, default 120) from one seed (FUZZ_SEED,
+// random unless given), printed at the start and in every failure so that a failure can be
+// replayed exactly.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalog, type ErrorCode } from '../../src/errors/catalog.js';
@@ -23,6 +25,8 @@ import {
 import { bearer, createKey, startTestApp } from '../support/test-app.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 120);
+/** Object.prototype's members before any request (compared after each one). */
+const objectMembers = Object.getOwnPropertyNames(Object.prototype);
 const seed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 process.stdout.write(
   `\n[fuzz] seed ${seed}, ${runs} runs per operation (replay with FUZZ_SEED=${seed} FUZZ_RUNS=${runs})\n`,
@@ -146,7 +150,9 @@ describe.each(allDialects)('fuzzing every operation on $name', (dialect) => {
     ids.set('template_name', ['standard_assistant', 'expert_assistant']);
     // Good values by field name, so that most requests pass the first check and reach deeper.
     const message = { role: 'user', content: 'Hello there' };
-    const stage = { name: 'write', agent_id: agent.id, input_mapping: { query: '$.input.q' } };
+    // `$.input.model` resolves whenever a run's body names a model (a sampled field), so a mapping
+    // the fuzz renamed (to `parameters.__proto__.polluted`, say) would reach the run's path setter.
+    const stage = { name: 'write', agent_id: agent.id, input_mapping: { query: '$.input.model' } };
     for (const [name, values] of Object.entries({
       model: ['fake-chat', 'fake-backup', 'fake-embed'],
       model_id: ['fake-chat'],
@@ -160,7 +166,12 @@ describe.each(allDialects)('fuzzing every operation on $name', (dialect) => {
       role: ['user', 'system', 'assistant'],
       messages: [[message], [{ role: 'system', content: 'Be brief.' }, message]],
       stages: [[stage]],
-      input_mapping: [{ query: '$.input.q' }],
+      input_mapping: [{ query: '$.input.model' }, { query: '$.input.q' }],
+      // Objects whose keys the client names, for the fuzz to rename to reserved names.
+      output_mapping: [{ summary: '$.output.text' }],
+      metadata: [{ team: 'a', nested: { owner: 'b' } }],
+      variables: [{ domain: 'tax law', audience: 'beginners' }],
+      parameters: [{ result_count: 2 }],
       name: ['fuzz object'],
       query: ['How many days of leave?'],
       agent_type: [
@@ -217,6 +228,10 @@ describe.each(allDialects)('fuzzing every operation on $name', (dialect) => {
           });
           const what = `${describeRequest(request)} → ${response.statusCode} ${response.body.slice(0, 400)}`;
           expect(response.statusCode, what).toBeLessThan(500);
+          // No key of any request reached a prototype (test/support/no-pollution.ts checks the
+          // whole file at its end; this names the request).
+          expect(Object.getOwnPropertyNames(Object.prototype), what).toEqual(objectMembers);
+          expect(({} as Record<string, unknown>).polluted, what).toBeUndefined();
           // A HEAD answer has no body to judge.
           if (request.method === 'HEAD') return;
           if (response.statusCode < 400) {
@@ -301,6 +316,93 @@ describe.each(allDialects)('fuzzing every operation on $name', (dialect) => {
       }
     }
     expect(reads).toBeGreaterThan(20);
+  });
+
+  it('runs pipelines whose names and paths carry reserved keys without changing a prototype', async () => {
+    const agentId = ids.get('agent_id')![0]!;
+    const segment = fc.constantFrom(
+      'parameters',
+      '__proto__',
+      'constructor',
+      'prototype',
+      'polluted',
+      'query',
+      'x',
+    );
+    // The names that would reach a prototype through a path setter walking inherited properties,
+    // often, and any other combination of the segments.
+    const dotted = fc.oneof(
+      fc.constantFrom(
+        'parameters.__proto__.polluted',
+        'parameters.constructor.prototype.polluted',
+        'query',
+      ),
+      fc.array(segment, { minLength: 1, maxLength: 4 }).map((keys) => keys.join('.')),
+    );
+    const inputPath = fc.oneof(
+      fc.constantFrom('$.input.polluted', '$.input.query'),
+      fc
+        .array(
+          fc.oneof(
+            segment.map((key) => `.${key}`),
+            segment.map((key) => `["${key}"]`),
+          ),
+          {
+            minLength: 1,
+            maxLength: 3,
+          },
+        )
+        .map((steps) => `$.input${steps.join('')}`),
+    );
+    const outputPath = fc.oneof(
+      fc.constant('$.output.text'),
+      segment.map((key) => `$.output.${key}`),
+      segment.map((key) => `$.output["${key}"]`),
+    );
+    // Entries, turned into objects by defining keys: `__proto__` stays a key of the JSON text.
+    const stageArbitrary = fc.record({
+      name: fc.oneof(fc.constant('write'), segment),
+      input: fc.array(fc.tuple(dotted, inputPath), { minLength: 1, maxLength: 3 }),
+      output: fc.array(fc.tuple(fc.oneof(segment, dotted), outputPath), { maxLength: 2 }),
+    });
+    const inputs = { model: 'fake-chat', polluted: 'yes', query: 'q', x: { polluted: 'yes' } };
+    const send = (method: 'POST', url: string, body: unknown) =>
+      harness.app.inject({
+        method,
+        url,
+        headers: { ...bearer(harness.adminKey), 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+    await fc.assert(
+      fc.asyncProperty(stageArbitrary, async (stage) => {
+        const body = {
+          name: 'reserved names',
+          stages: [
+            {
+              name: stage.name,
+              agent_id: agentId,
+              input_mapping: Object.fromEntries(stage.input),
+              output_mapping: Object.fromEntries(stage.output),
+            },
+          ],
+        };
+        const created = await send('POST', '/v1/pipelines', body);
+        const what = `${JSON.stringify(body)} → ${created.statusCode} ${created.body.slice(0, 300)}`;
+        expect(created.statusCode, what).toBeLessThan(500);
+        if (created.statusCode === 201) {
+          const id = created.json<{ id: string }>().id;
+          const run = await send('POST', `/v1/pipelines/${id}/execute`, inputs);
+          expect(run.statusCode, `${what}; run → ${run.body.slice(0, 300)}`).toBeLessThan(500);
+        } else {
+          expect(created.json<{ error: { code: string } }>().error.code, what).toBe(
+            'invalid_parameter',
+          );
+        }
+        expect(Object.getOwnPropertyNames(Object.prototype), what).toEqual(objectMembers);
+        expect(({} as Record<string, unknown>).polluted, what).toBeUndefined();
+      }),
+      { numRuns: runs, seed },
+    );
   });
 
   it('still answers after all that', async () => {

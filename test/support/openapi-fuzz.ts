@@ -60,6 +60,31 @@ const shortText = fc.string({
   maxLength: 12,
 });
 
+/** The names no client may give a key, and names that carry them where a string is a key path. */
+export const reservedNames = ['__proto__', 'constructor', 'prototype'] as const;
+export const namesWithReservedKeys = [
+  'parameters.__proto__.polluted',
+  'parameters.constructor.prototype.polluted',
+  'parameters.prototype',
+  '$.input.__proto__.polluted',
+  '$.input.constructor.prototype',
+  '$.input["__proto__"]',
+  '$.input.q["prototype"]',
+  '$.stages["__proto__"].x',
+  '$.stages.constructor.x',
+  '$.stages.write.__proto__',
+  '$.output.__proto__',
+  '$.output["constructor"]',
+  'a.__proto__.polluted',
+  '__proto__.polluted',
+] as const;
+
+/** A key to add or rename to: mostly ordinary text, sometimes a reserved name or a path of one. */
+const hostileKey = fc.oneof(
+  { weight: 3, arbitrary: fc.string({ maxLength: 12 }) },
+  { weight: 2, arbitrary: fc.constantFrom(...reservedNames, ...namesWithReservedKeys) },
+);
+
 const loneSurrogate = fc.constantFrom('\ud800', '\udfff', 'a\ud83d', '\ude00z', 'x\ud800\ud800');
 
 /** Strings no database may store, and strings longer than any bound. */
@@ -69,7 +94,9 @@ const nastyString = fc.oneof(
   fc
     .tuple(fc.constantFrom(65, 101, 257, 1_001, 2_049, 10_001, 100_001), fc.constantFrom('a', 'é'))
     .map(([length, char]) => char.repeat(length)),
-  fc.constantFrom('', ' ', '__proto__', 'constructor', '../../etc/passwd', '%00', '${x}', '{{x}}'),
+  fc.constantFrom('', ' ', '../../etc/passwd', '%00', '${x}', '{{x}}', '{{constructor}}'),
+  // Where a string is a key or a path of keys (stage and output names, path expressions).
+  fc.constantFrom(...reservedNames, ...namesWithReservedKeys),
 );
 
 /** Numbers outside every range, written as JSON text where JSON.stringify cannot write them. */
@@ -245,6 +272,13 @@ function pathsIn(
   return found;
 }
 
+function valueAtPath(value: unknown, path: ReadonlyArray<string | number>): unknown {
+  return path.reduce<unknown>(
+    (inner, step) => (inner as Record<string | number, unknown>)[step],
+    value,
+  );
+}
+
 function replaceAt(value: unknown, path: Array<string | number>, replacement: unknown): unknown {
   if (path.length === 0) return replacement;
   const [head, ...rest] = path;
@@ -325,18 +359,40 @@ export function bodyFor(
       {
         weight: 2,
         arbitrary: fc
-          .tuple(fc.constantFrom(...paths), shortText, hostileValue)
+          .tuple(fc.constantFrom(...paths), hostileKey, hostileValue)
           .map(([path, key, extra]) => {
-            const target = path.reduce<unknown>(
-              (inner, step) => (inner as Record<string | number, unknown>)[step],
-              value,
-            );
+            const target = valueAtPath(value, path);
             if (target === null || typeof target !== 'object' || Array.isArray(target))
               return value;
-            return replaceAt(value, path, {
-              ...target,
-              [key || 'unknown_field']: extra,
-            });
+            // Defined, never assigned: a `__proto__` key stays a key of the JSON text.
+            return replaceAt(
+              value,
+              path,
+              Object.fromEntries([...Object.entries(target), [key || 'unknown_field', extra]]),
+            );
+          }),
+      },
+      {
+        // A key the client names (a mapping's input name, a metadata key) becomes a reserved one.
+        weight: 2,
+        arbitrary: fc
+          .tuple(
+            fc.constantFrom(...paths.filter((path) => typeof path.at(-1) === 'string'), []),
+            fc.constantFrom(...reservedNames, ...namesWithReservedKeys),
+          )
+          .map(([path, name]) => {
+            if (path.length === 0) return value;
+            const parent = valueAtPath(value, path.slice(0, -1)) as Record<string, unknown>;
+            return replaceAt(
+              value,
+              path.slice(0, -1),
+              Object.fromEntries(
+                Object.entries(parent).map(([key, item]) => [
+                  key === path.at(-1) ? name : key,
+                  item,
+                ]),
+              ),
+            );
           }),
       },
     );
@@ -480,7 +536,16 @@ export function queryFor(
       fc.tuple(
         fc.oneof(
           shortText.map(encodeText),
-          fc.constantFrom('__proto__', 'constructor', '%00', '%ED%A0%80', 'a[b]', 'a[]'),
+          fc.constantFrom(
+            ...reservedNames,
+            '__proto__[polluted]',
+            'constructor[prototype][polluted]',
+            '__proto__.polluted',
+            '%00',
+            '%ED%A0%80',
+            'a[b]',
+            'a[]',
+          ),
         ),
         queryValueFor(undefined),
       ),
