@@ -192,7 +192,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   agentRoutes(app, services);
   pipelineRoutes(app, services);
   routingRoutes(app, services);
-  layoutRoutes(app);
+  layoutRoutes(app, services);
   executionRoutes(app, services);
   authRoutes(app, services);
   usageRoutes(app, services);

@@ -37,6 +37,7 @@ import type { AppConfig, LocalModelDefinition } from './config/config.js';
 import { ConversationService } from './conversations/conversation-service.js';
 import { FeedbackService } from './feedback/feedback-service.js';
 import { KnowledgeService } from './knowledge/knowledge-service.js';
+import { TextPool } from './text-pool/text-pool.js';
 import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { SpeechEngines } from './models/speech/speech-engines.js';
@@ -82,6 +83,8 @@ export interface Services {
   readonly chat: ChatService;
   readonly feedback: FeedbackService;
   readonly knowledge: KnowledgeService;
+  /** The text worker threads: layouts, knowledge documents and web pages are parsed there. */
+  readonly text: TextPool;
   readonly agentCatalog: AgentCatalog;
   readonly agents: AgentService;
   readonly agentExecutor: AgentExecutor;
@@ -332,6 +335,7 @@ export async function createServices(
     conversations,
     now,
   });
+  const text = new TextPool(config.text);
   const knowledgeIndex = createKnowledgeIndex(storage);
   try {
     await knowledgeIndex.prepare();
@@ -345,6 +349,7 @@ export async function createServices(
     repository: new KnowledgeRepository(storage.db, knowledgeIndex),
     index: knowledgeIndex,
     models,
+    text,
     settings: config.knowledge,
     logger,
     now,
@@ -372,7 +377,7 @@ export async function createServices(
     summarizationAgent,
     reasoningAgent,
     generationAgent,
-    createWebAgent(config.web, config.secrets),
+    createWebAgent(config.web, config.secrets, text),
     structureAgent,
   ]);
   const pipelineRepository = new PipelinesRepository(storage.db);
@@ -492,6 +497,7 @@ export async function createServices(
     chat,
     feedback,
     knowledge,
+    text,
     agentCatalog,
     agents,
     agentExecutor,
@@ -528,6 +534,7 @@ export async function createServices(
       await feed.close();
       await localEngine.close();
       await speechEngines.close();
+      await text.close();
       if (redis !== null) await redis.quit().catch(() => redis?.disconnect());
       await storage.close();
     },

@@ -324,6 +324,19 @@ export interface AppConfig {
     readonly chunkSize: number;
     readonly chunkOverlap: number;
   };
+  /**
+   * The text worker threads, where client Markdown and HTML are parsed (layouts, knowledge
+   * documents, web pages). A task may run `timeoutMs` plus `timeoutMsPerMib` per MiB of its input.
+   */
+  readonly text: {
+    readonly workerThreads: number;
+    /** Tasks waiting for a thread at most; past it requests get 503 with Retry-After. */
+    readonly maxQueue: number;
+    readonly timeoutMs: number;
+    readonly timeoutMsPerMib: number;
+    /** Heap of each thread, in MiB; a task needing more is refused like one past its deadline. */
+    readonly maxHeapMb: number;
+  };
   readonly routing: {
     /** Bytes the per-account router indexes may hold in this process (least recently used go). */
     readonly cacheMaxBytes: number;

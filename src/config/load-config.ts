@@ -324,6 +324,15 @@ const fileSchema = z.strictObject({
       chunk_overlap: z.int().min(0).max(5000).optional(),
     })
     .optional(),
+  text: z
+    .strictObject({
+      worker_threads: z.int().min(1).max(64).optional(),
+      max_queue: z.int().min(1).max(10_000).optional(),
+      timeout_ms: z.int().min(100).max(600_000).optional(),
+      timeout_ms_per_mib: z.int().min(0).max(600_000).optional(),
+      max_heap_mb: z.int().min(64).max(16_384).optional(),
+    })
+    .optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -635,6 +644,13 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       userAgent: file.web?.user_agent ?? `${packageInfo.name}/${packageInfo.version}`,
     },
     knowledge: { embeddingModel: knowledgeEmbeddingModel, chunkSize, chunkOverlap },
+    text: {
+      workerThreads: file.text?.worker_threads ?? Math.max(1, Math.min(4, cores - 1)),
+      maxQueue: file.text?.max_queue ?? 64,
+      timeoutMs: file.text?.timeout_ms ?? 2000,
+      timeoutMsPerMib: file.text?.timeout_ms_per_mib ?? 6000,
+      maxHeapMb: file.text?.max_heap_mb ?? 1024,
+    },
     routing: {
       cacheMaxBytes: file.routing?.cache_max_bytes ?? 256 * 1024 * 1024,
       minScore: file.routing?.min_score ?? defaultRoutingMinScore,

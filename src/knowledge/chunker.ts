@@ -1,6 +1,6 @@
 // Splits extracted text into search chunks: per section, whole sentences packed up to a size, with
 // whole-sentence overlap between neighbours; code blocks and list items are never cut at punctuation.
-import type { ExtractedText, TextBlock } from '../text/blocks.js';
+import { TooManySectionsError, type ExtractedText, type TextBlock } from '../text/blocks.js';
 import { splitLongText } from '../text/cut.js';
 import { extractText, type DocumentContentType } from '../text/extract-text.js';
 import type { TextPiece } from '../text/segments.js';
@@ -11,6 +11,16 @@ export interface ChunkingOptions {
   readonly chunkSize: number;
   /** Characters of whole sentences repeated from the end of one chunk at the start of the next. */
   readonly chunkOverlap: number;
+  /** Chunks one document may make at most (TooManyChunksError past it); no limit when absent. */
+  readonly maxChunks?: number;
+}
+
+/** The document makes more chunks than `ChunkingOptions.maxChunks`. */
+export class TooManyChunksError extends Error {
+  constructor(readonly maxChunks: number) {
+    super(`The document makes more than ${maxChunks} chunks.`);
+    this.name = 'TooManyChunksError';
+  }
 }
 
 export interface TextChunk {
@@ -156,17 +166,33 @@ export function chunkBlocks(blocks: readonly TextBlock[], options: ChunkingOptio
     for (const text of packPieces(sectionPieces(section, options.chunkSize), options)) {
       chunks.push({ position: chunks.length, heading, text });
     }
+    if (options.maxChunks !== undefined && chunks.length > options.maxChunks) {
+      throw new TooManyChunksError(options.maxChunks);
+    }
     start = end;
   }
   return chunks;
 }
 
-/** Extracts the document's text and chunks it. */
+/**
+ * Extracts the document's text and chunks it. Past `options.maxChunks` it throws
+ * TooManyChunksError, as soon as the sections read so far show it (each makes a chunk or more).
+ */
 export function chunkDocument(
   content: string,
   contentType: DocumentContentType,
   options: ChunkingOptions,
 ): ChunkedDocument {
-  const extracted = extractText(content, contentType);
+  let extracted: ExtractedText;
+  try {
+    extracted = extractText(
+      content,
+      contentType,
+      options.maxChunks === undefined ? {} : { maxSections: options.maxChunks },
+    );
+  } catch (error) {
+    if (error instanceof TooManySectionsError) throw new TooManyChunksError(error.maxSections);
+    throw error;
+  }
   return { ...extracted, chunks: chunkBlocks(extracted.blocks, options) };
 }

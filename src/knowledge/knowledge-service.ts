@@ -18,13 +18,19 @@ import {
 } from '../storage/dialects/knowledge-index.js';
 import type { KnowledgeRepository, Page } from '../storage/repositories/knowledge.repository.js';
 import type { EmbeddingStatus, KnowledgeBase, KnowledgeDocument } from './knowledge-base.js';
-import { chunkDocument, type TextChunk } from './chunker.js';
+import type { TextChunk } from './chunker.js';
 import { documentContentTypes, type DocumentContentType } from '../text/extract-text.js';
+import type { TextPool } from '../text-pool/text-pool.js';
 import { reciprocalRankFusion } from './rank-fusion.js';
 
 export const knowledgeLimits = {
   /** Largest document content, in UTF-8 bytes. */
   maxDocumentBytes: 5 * 1024 * 1024,
+  /**
+   * Chunks one document may make (5 MiB of prose at the default chunk size makes about 5,000;
+   * every section under a heading makes one at least): each is a row, an index entry and a vector.
+   */
+  maxChunksPerDocument: 20_000,
   maxMetadataBytes: 16 * 1024,
   maxTopK: 50,
   defaultTopK: 5,
@@ -107,6 +113,8 @@ export interface KnowledgeServiceOptions {
   repository: KnowledgeRepository;
   index: KnowledgeIndex;
   models: ModelRegistry;
+  /** Where documents are extracted and chunked, off the event loop. */
+  text: TextPool;
   settings: AppConfig['knowledge'];
   logger: { warn(details: Record<string, unknown>, message: string): void };
   now?: () => number;
@@ -233,7 +241,8 @@ export class KnowledgeService {
   // Documents
 
   /**
-   * Extracts the text, chunks it (by section, whole sentences, with overlap) and embeds the chunks
+   * Extracts the text and chunks it (by section, whole sentences, with overlap) in the text worker
+   * threads (a 400 naming `content` past their deadline or the chunk limit), then embeds the chunks
    * with the knowledge base's model in batches. When the model is unavailable or fails, the
    * document is stored all the same, without vectors, and `embeddingStatus`/`embeddingError` say
    * so: keyword search finds it at once, and losing an upload to a flaky model would be worse.
@@ -266,7 +275,16 @@ export class KnowledgeService {
         `'metadata' must serialise to at most ${knowledgeLimits.maxMetadataBytes} bytes of JSON.`,
       );
     }
-    const chunked = chunkDocument(input.content, contentType, this.options.settings);
+    const chunked = await this.options.text.chunk(
+      {
+        content: input.content,
+        contentType,
+        chunkSize: this.options.settings.chunkSize,
+        chunkOverlap: this.options.settings.chunkOverlap,
+        maxChunks: knowledgeLimits.maxChunksPerDocument,
+      },
+      signal,
+    );
     if (chunked.chunks.length === 0) {
       throw new InvalidParameterError(
         'content',

@@ -25,6 +25,20 @@ export interface ExtractedText {
   readonly blocks: readonly TextBlock[];
 }
 
+/** Limits of one extraction; a document beyond them is refused early rather than read whole. */
+export interface ExtractionLimits {
+  /** Sections (text under one heading) that hold text: each becomes one search chunk or more. */
+  readonly maxSections?: number;
+}
+
+/** The document has more sections with text than `ExtractionLimits.maxSections`. */
+export class TooManySectionsError extends Error {
+  constructor(readonly maxSections: number) {
+    super(`The document has more than ${maxSections} sections with text.`);
+    this.name = 'TooManySectionsError';
+  }
+}
+
 /** Collects headings and blocks in document order and keeps the heading path current. */
 export class BlockCollector {
   readonly blocks: TextBlock[] = [];
@@ -33,6 +47,10 @@ export class BlockCollector {
   private lastKind: BlockKind | 'heading' | 'end' | null = null;
   private readonly path: { level: number; text: string }[] = [];
   private section = 0;
+  private lastSectionWithText = -1;
+  private sectionsWithText = 0;
+
+  constructor(private readonly limits: ExtractionLimits = {}) {}
 
   heading(level: number, text: string): void {
     const cleaned = collapseWhitespace(text);
@@ -55,6 +73,12 @@ export class BlockCollector {
             .filter((line) => line !== '')
             .join('\n');
     if (cleaned === '') return;
+    if (this.section !== this.lastSectionWithText) {
+      this.lastSectionWithText = this.section;
+      this.sectionsWithText += 1;
+      const max = this.limits.maxSections;
+      if (max !== undefined && this.sectionsWithText > max) throw new TooManySectionsError(max);
+    }
     this.blocks.push({
       headings: this.path.map((entry) => entry.text),
       section: this.section,

@@ -1,5 +1,5 @@
 // A document (plain text, Markdown or HTML) as plain-text blocks under their heading path.
-import { BlockCollector, type ExtractedText } from './blocks.js';
+import { BlockCollector, type ExtractedText, type ExtractionLimits } from './blocks.js';
 import { truncateText } from './cut.js';
 import { htmlToText } from './html-text.js';
 import { markdownToText } from './markdown-text.js';
@@ -9,8 +9,8 @@ export const documentContentTypes = ['text/plain', 'text/markdown', 'text/html']
 export type DocumentContentType = (typeof documentContentTypes)[number];
 
 /** Paragraphs and list items (with their markers); the title is the first line. */
-function plainTextToText(text: string): ExtractedText {
-  const collector = new BlockCollector();
+function plainTextToText(text: string, limits: ExtractionLimits): ExtractedText {
+  const collector = new BlockCollector(limits);
   for (const block of plainTextBlocks(text)) {
     collector.block(
       block.kind,
@@ -21,15 +21,22 @@ function plainTextToText(text: string): ExtractedText {
   return collector.result(firstLine === '' ? null : truncateText(firstLine, 200).text);
 }
 
-/** The document's plain text and its blocks; line endings are normalised first. */
-export function extractText(content: string, contentType: DocumentContentType): ExtractedText {
+/**
+ * The document's plain text and its blocks; line endings are normalised first. Throws
+ * TooManySectionsError past `limits.maxSections`.
+ */
+export function extractText(
+  content: string,
+  contentType: DocumentContentType,
+  limits: ExtractionLimits = {},
+): ExtractedText {
   const source = content.replace(/\r\n?/g, '\n');
   switch (contentType) {
     case 'text/plain':
-      return plainTextToText(source);
+      return plainTextToText(source, limits);
     case 'text/markdown':
-      return markdownToText(source);
+      return markdownToText(source, limits);
     case 'text/html':
-      return htmlToText(source);
+      return htmlToText(source, limits);
   }
 }

@@ -3,7 +3,12 @@
 import { createRequire } from 'node:module';
 import type * as ReadabilityModule from '@mozilla/readability';
 import type * as LinkedomModule from 'linkedom';
-import { BlockCollector, type BlockKind, type ExtractedText } from './blocks.js';
+import {
+  BlockCollector,
+  type BlockKind,
+  type ExtractedText,
+  type ExtractionLimits,
+} from './blocks.js';
 import { boundHtmlNesting } from './html-nesting.js';
 import { collapseWhitespace } from './plain-text.js';
 
@@ -373,12 +378,12 @@ function contentRoot(document: DomDocument): DomNode {
  * and site chrome left out; headings kept as the blocks' path; list items numbered or bulleted;
  * table rows as `cell | cell`; <pre> verbatim. The title is the <title>, else the first heading.
  */
-export function htmlToText(html: string): ExtractedText {
-  return documentText(parseHtml(html));
+export function htmlToText(html: string, limits: ExtractionLimits = {}): ExtractedText {
+  return documentText(parseHtml(html), limits);
 }
 
-function documentText(document: DomDocument): ExtractedText {
-  const collector = new BlockCollector();
+function documentText(document: DomDocument, limits: ExtractionLimits = {}): ExtractedText {
+  const collector = new BlockCollector(limits);
   collectBlocks(contentRoot(document), collector, { dropChrome: true });
   return collector.result(documentTitle(document) ?? collector.firstHeading);
 }

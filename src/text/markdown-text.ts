@@ -1,7 +1,7 @@
 // Markdown to plain text through marked's tokens: headings as the blocks' path, list items and
 // table rows one per line, code verbatim, inline marks dropped, HTML read by the HTML walker.
 import { DecodingMode, decodeHTML } from 'entities';
-import { BlockCollector, type ExtractedText } from './blocks.js';
+import { BlockCollector, type ExtractedText, type ExtractionLimits } from './blocks.js';
 import { collectHtmlFragment } from './html-text.js';
 import { lexMarkdown, type MarkdownToken, type MarkdownTokens } from './markdown.js';
 import { collapseWhitespace } from './plain-text.js';
@@ -13,8 +13,8 @@ function withoutFrontMatter(markdown: string): string {
 }
 
 /** The document's blocks under their headings; its title is the first heading. */
-export function markdownToText(markdown: string): ExtractedText {
-  const collector = new BlockCollector();
+export function markdownToText(markdown: string, limits: ExtractionLimits = {}): ExtractedText {
+  const collector = new BlockCollector(limits);
   collectTokens(lexMarkdown(withoutFrontMatter(markdown)), collector);
   return collector.result(collector.firstHeading);
 }

@@ -4,6 +4,7 @@
 import Type from 'typebox';
 import type { AppConfig, SecretSource } from '../../config/config.js';
 import { AppError, InvalidParameterError, MissingParameterError } from '../../errors/app-error.js';
+import type { TextPool } from '../../text-pool/text-pool.js';
 import type { AgentType } from '../agent-type.js';
 import { readPage, type WebPage } from '../web/read-page.js';
 import { safeFetchOptionsFromConfig, WebFetchError } from '../web/safe-fetch.js';
@@ -66,9 +67,11 @@ interface PageFailure {
   message: string;
 }
 
+/** `text`: the worker threads where fetched pages are read (never on the event loop). */
 export function createWebAgent(
   web: AppConfig['web'],
   secrets: SecretSource,
+  text: Pick<TextPool, 'page'>,
 ): AgentType<WebConfiguration> {
   // Parsed once: a malformed allow-list entry stops the service at start-up, not a request.
   const fetchOptions = safeFetchOptionsFromConfig(web);
@@ -133,6 +136,7 @@ export function createWebAgent(
             ...fetchOptions,
             maxChars: settings.max_page_chars,
             signal: context.signal,
+            extract: (body, pageUrl, options) => text.page(body, pageUrl, options, context.signal),
           });
           pages.push({
             url: page.url,
@@ -148,10 +152,12 @@ export function createWebAgent(
 
       if (results.length === 0 && pages.length === 0 && failures.length > 0) {
         const first = failures[0]!;
+        // A refused address, or a page too large or tangled to read in time: the request's fault.
+        const refused = first.reason === 'blocked_address' || first.reason === 'unreadable';
         throw new AppError(
-          first.reason === 'blocked_address' ? 'invalid_parameter' : 'service_unavailable',
+          refused ? 'invalid_parameter' : 'service_unavailable',
           first.message,
-          first.reason === 'blocked_address' ? { param: 'urls' } : {},
+          refused ? { param: 'urls' } : {},
         );
       }
       return { results, pages, errors: failures, providers };

@@ -8,7 +8,7 @@ import {
   chromeMarkers,
 } from '../../../test/support/web-pages.js';
 import { normaliseWhitespace } from '../../text/plain-text.js';
-import { extractPage } from './read-page.js';
+import { extractPage } from './extract-page.js';
 
 const url = 'https://ocean.example/tides';
 

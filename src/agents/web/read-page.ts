@@ -1,10 +1,8 @@
 // One page for an agent: fetched with the SSRF rules, then reduced to its readable text by the
-// text toolkit (Readability's article, else the visible text); text bodies pass through.
-import { truncateText } from '../../text/cut.js';
-import { readableHtml } from '../../text/html-text.js';
-import { markdownTitle } from '../../text/markdown-text.js';
-import { normaliseWhitespace, tidyPlainText } from '../../text/plain-text.js';
-import { safeFetch, type SafeFetchOptions } from './safe-fetch.js';
+// extractor the caller gives (the text worker threads in the service; see extract-page.ts).
+import { TextTaskLimitError } from '../../text-pool/text-pool.js';
+import type { ExtractedPage, ExtractOptions } from './extract-page.js';
+import { safeFetch, WebFetchError, type SafeFetchOptions } from './safe-fetch.js';
 
 export interface WebPage {
   /** The URL that answered (after redirects). */
@@ -17,80 +15,44 @@ export interface WebPage {
   truncated: boolean;
 }
 
-export interface ExtractedPage {
-  title: string;
-  text: string;
-  /** A sentence or two: the page's description, else the start of the text. */
-  excerpt: string;
-  byline?: string;
-  /** Characters in `text`. */
-  length: number;
-  /** Whether `text` was cut at `maxChars`. */
-  truncated: boolean;
-  /** How the text was found. */
-  method: 'readability' | 'visible_text' | 'plain_text';
-}
-
-export interface ExtractOptions {
-  /** The body's media type (safeFetch's `contentType`); HTML when absent. */
-  contentType?: string;
-  /** Longest `text` returned, in characters. */
-  maxChars?: number;
-}
-
-export const defaultMaxChars = 50_000;
-const maxExcerptChars = 300;
-const maxTitleChars = 300;
-
-function singleLine(text: string | null | undefined, maxChars: number): string {
-  return truncateText(normaliseWhitespace(text ?? '').replace(/\n+/g, ' '), maxChars).text;
-}
-
-/**
- * Extracts `body` fetched from `url`: for HTML, Readability's article when it finds one, else the
- * page's visible text without scripts, styles, navigation, headers, footers and ads (the title
- * falls back to the URL); plain-text, Markdown and JSON bodies pass through with tidied lines.
- */
-export function extractPage(
+/** Turns a fetched body into its text: extractPage, run where it cannot block the event loop. */
+export type PageExtractor = (
   body: string,
   url: string,
-  options: ExtractOptions = {},
-): ExtractedPage {
-  const maxChars = options.maxChars ?? defaultMaxChars;
-  const contentType = (options.contentType ?? 'text/html').toLowerCase();
-  const isHtml = contentType === 'text/html' || contentType === 'application/xhtml+xml';
-  const page = isHtml
-    ? readableHtml(body)
-    : {
-        text: tidyPlainText(body),
-        title: contentType === 'text/markdown' ? markdownTitle(body) : '',
-        excerpt: null,
-        byline: null,
-        method: 'plain_text' as const,
-      };
-  const capped = truncateText(page.text, maxChars);
-  const byline = singleLine(page.byline, maxTitleChars);
-  return {
-    title: singleLine(isHtml ? (page.title ?? url) : page.title, maxTitleChars),
-    text: capped.text,
-    excerpt: singleLine(page.excerpt, maxExcerptChars) || singleLine(capped.text, 200),
-    ...(byline === '' ? {} : { byline }),
-    length: capped.text.length,
-    truncated: capped.truncated,
-    method: page.method,
-  };
-}
+  options: ExtractOptions,
+) => Promise<ExtractedPage>;
 
-/** Fetches `url` (throws WebFetchError) and extracts its text, at most `maxChars` characters. */
+/**
+ * Fetches `url` (throws WebFetchError) and extracts its text, at most `maxChars` characters. A page
+ * whose reading runs past the text workers' limits is read once more without Readability (the
+ * visible text, in linear time); past that too it fails with reason `unreadable`.
+ */
 export async function readPage(
   url: string,
-  options: SafeFetchOptions & { maxChars?: number },
+  options: SafeFetchOptions & { maxChars?: number; extract: PageExtractor },
 ): Promise<WebPage> {
   const fetched = await safeFetch(url, options);
-  const page = extractPage(fetched.text, fetched.url, {
+  const extractOptions: ExtractOptions = {
     contentType: fetched.contentType,
     ...(options.maxChars === undefined ? {} : { maxChars: options.maxChars }),
-  });
+  };
+  let page: ExtractedPage;
+  try {
+    page = await options.extract(fetched.text, fetched.url, extractOptions);
+  } catch (error) {
+    if (!(error instanceof TextTaskLimitError)) throw error;
+    try {
+      page = await options.extract(fetched.text, fetched.url, {
+        ...extractOptions,
+        readability: false,
+      });
+    } catch (retryError) {
+      if (!(retryError instanceof TextTaskLimitError)) throw retryError;
+      throw new WebFetchError('unreadable', fetched.url, retryError.message, {
+        cause: retryError,
+      });
+    }
+  }
   return {
     url: fetched.url,
     title: page.title,

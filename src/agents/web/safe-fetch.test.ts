@@ -12,6 +12,7 @@ import {
 } from '../../../test/support/web-servers.js';
 import { articlePage, articleParagraphs, chromeMarkers } from '../../../test/support/web-pages.js';
 import { AllowListEntryError, TargetAllowList } from './address-policy.js';
+import { extractPage } from './extract-page.js';
 import { readPage } from './read-page.js';
 import {
   safeFetch,
@@ -655,7 +656,11 @@ describe('content', () => {
 
 describe('readPage', () => {
   it('returns the article text of a fetched page, without the chrome', async () => {
-    const page = await readPage(`${target.origin}/article`, options({ allow: ['127.0.0.1'] }));
+    const page = await readPage(`${target.origin}/article`, {
+      ...options({ allow: ['127.0.0.1'] }),
+      extract: (body, url, extractOptions) =>
+        Promise.resolve(extractPage(body, url, extractOptions)),
+    });
     expect(page.url).toBe(`${target.origin}/article`);
     expect(page.title).toBe('How Tides Work');
     expect(page.text).toBe(articleParagraphs.join('\n\n'));
@@ -664,7 +669,12 @@ describe('readPage', () => {
   });
 
   it('still refuses what safeFetch refuses', async () => {
-    const error = await failure(readPage(`${target.origin}/article`, options()));
+    const error = await failure(
+      readPage(`${target.origin}/article`, {
+        ...options(),
+        extract: () => Promise.reject(new Error('never reached')),
+      }),
+    );
     expect(error.reason).toBe('blocked_address');
     expect(target.connections).toBe(0);
   });

@@ -34,7 +34,9 @@ export type WebFetchErrorReason =
   /** DNS failure, refused connection, TLS failure, or a connection that broke mid-answer. */
   | 'unreachable'
   /** The caller's signal aborted. */
-  | 'aborted';
+  | 'aborted'
+  /** The page was fetched, but reading its text took longer than the text workers allow. */
+  | 'unreadable';
 
 /** A failed page fetch; the message names the URL and the rule, never resolved addresses or bodies. */
 export class WebFetchError extends Error {

@@ -7,9 +7,10 @@ import {
   componentSchemas,
   type LayoutComponent,
 } from '../../layout/components.js';
-import { buildLayout } from '../../layout/layout-engine.js';
 import { contentTypes, templateCatalog, templateNames } from '../../layout/templates.js';
+import type { Services } from '../../services.js';
 import { commonParameters } from '../schemas/common.js';
+import { clientGoneSignal } from '../streaming.js';
 import type { App } from '../types.js';
 
 /** A string that is one of `values` (an `enum` in the document, a literal union in TypeScript). */
@@ -40,10 +41,10 @@ const ContentAnalysisSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** Layouts are built from at most this much text (a long document still parses in a few ms). */
+/** Layouts are built from at most this much text. */
 const maxLayoutMessageLength = 100_000;
 
-export function layoutRoutes(app: App): void {
+export function layoutRoutes(app: App, services: Services): void {
   const components = componentSchemas();
   for (const { schema } of components) app.addSchema(schema);
 
@@ -105,13 +106,17 @@ export function layoutRoutes(app: App): void {
         },
       },
     },
-    (request) => {
+    async (request, reply) => {
       const body = request.body;
-      const layout = buildLayout({
-        message: body.message,
-        suggestedTemplate: body.routing_result?.suggested_template ?? null,
-        contentAnalysis: body.routing_result?.content_analysis ?? null,
-      });
+      // Parsed in the text worker threads: Markdown lexing can take time far beyond linear.
+      const layout = await services.text.layout(
+        {
+          message: body.message,
+          suggestedTemplate: body.routing_result?.suggested_template ?? null,
+          contentAnalysis: body.routing_result?.content_analysis ?? null,
+        },
+        clientGoneSignal(reply),
+      );
       return { success: true, layout };
     },
   );

@@ -1,0 +1,194 @@
+// The text worker threads (Piscina): layouts from Markdown, text extraction and chunking of
+// knowledge documents, and the reading of web pages run there, so that no client text blocks the
+// event loop whatever its content. Each task has a deadline that grows with its input and counts
+// from the moment a thread starts it; past it the thread is terminated (Piscina's abort) and the
+// caller gets a 400 naming the field. A bounded queue answers 503 with Retry-After when full.
+import path from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
+import type { AppConfig } from '../config/config.js';
+import { AppError } from '../errors/app-error.js';
+import type { Layout, LayoutRequest } from '../layout/layout-engine.js';
+import type { ExtractedPage, ExtractOptions } from '../agents/web/extract-page.js';
+import { RequestAbortedError } from '../models/spec.js';
+import { bundleDirectory, packageRoot } from '../runtime-paths.js';
+import type { ChunkedText, ChunkTask, TaskResult } from './text-worker.js';
+
+export type TextPoolSettings = AppConfig['text'];
+
+/** The worker's module: the built `.js`, or under tsx and vitest a loader of the `.ts` source. */
+function workerFile(): string {
+  return bundleDirectory === null
+    ? path.join(packageRoot, 'src', 'text-pool', 'text-worker-dev.js')
+    : path.join(bundleDirectory, 'text-pool', 'text-worker.js');
+}
+
+const mebibyte = 1024 * 1024;
+
+/** What a task is about, for the error its deadline gives. */
+interface TaskSubject {
+  /** The request field that carried the text (the error's `param`). */
+  param: string;
+  /** Says what took too long, e.g. "The Markdown of 'message'". */
+  what: string;
+  /** The input's size in characters (the deadline grows with it). */
+  characters: number;
+}
+
+/** A task that ran past its deadline, or that needed more memory than a text thread may take. */
+export class TextTaskLimitError extends AppError {
+  constructor(subject: TaskSubject, reason: string) {
+    super(
+      'invalid_parameter',
+      `${subject.what} ${reason}; it is refused rather than left to hold the service. Shorten it or simplify its structure (nesting, unclosed markup, long runs of * _ < [ characters).`,
+      { param: subject.param },
+    );
+    this.name = 'TextTaskLimitError';
+  }
+}
+
+/** Read through a function: TypeScript would take an earlier check's answer for the current one. */
+const clientGone = (signal: AbortSignal | undefined) => signal?.aborted === true;
+
+export class TextPool {
+  private pool: Piscina | undefined;
+
+  constructor(private readonly settings: TextPoolSettings) {}
+
+  /** The task's deadline: `timeoutMs`, plus `timeoutMsPerMib` for each MiB of its input. */
+  deadlineMs(characters: number): number {
+    return Math.round(
+      this.settings.timeoutMs + (this.settings.timeoutMsPerMib * characters) / mebibyte,
+    );
+  }
+
+  layout(request: LayoutRequest, signal?: AbortSignal): Promise<Layout> {
+    return this.run<LayoutRequest, Layout>(
+      'layout',
+      request,
+      {
+        param: 'message',
+        what: "The Markdown of 'message'",
+        characters: request.message.length,
+      },
+      signal,
+    );
+  }
+
+  chunk(task: ChunkTask, signal?: AbortSignal): Promise<ChunkedText> {
+    const kind = task.contentType.slice('text/'.length);
+    return this.run<ChunkTask, ChunkedText>(
+      'chunk',
+      task,
+      {
+        param: 'content',
+        what: `The ${kind === 'plain' ? 'text' : kind === 'html' ? 'HTML' : 'Markdown'} of 'content'`,
+        characters: task.content.length,
+      },
+      signal,
+    );
+  }
+
+  page(
+    body: string,
+    url: string,
+    options: ExtractOptions,
+    signal?: AbortSignal,
+  ): Promise<ExtractedPage> {
+    return this.run<{ body: string; url: string; options: ExtractOptions }, ExtractedPage>(
+      'page',
+      { body, url, options },
+      { param: 'urls', what: `The page at ${url}`, characters: body.length },
+      signal,
+    );
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.destroy();
+  }
+
+  /**
+   * Piscina is loaded on first use, and threads start only when work comes and stop after a
+   * minute idle: most instances never parse a document, and each thread holds its own heap.
+   */
+  private async piscina(): Promise<Piscina> {
+    if (this.pool === undefined) {
+      const { Piscina: Pool } = await import('piscina');
+      this.pool ??= new Pool({
+        filename: workerFile(),
+        minThreads: 0,
+        maxThreads: this.settings.workerThreads,
+        maxQueue: this.settings.maxQueue,
+        idleTimeout: 60_000,
+        resourceLimits: { maxOldGenerationSizeMb: this.settings.maxHeapMb },
+      });
+    }
+    return this.pool;
+  }
+
+  private async run<I, T>(
+    name: string,
+    input: I,
+    subject: TaskSubject,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    if (signal?.aborted === true) throw new RequestAbortedError();
+    const pool = await this.piscina();
+    const deadlineMs = this.deadlineMs(subject.characters);
+    const deadline = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    // The worker says when it starts the task; the deadline runs from then.
+    const { port1, port2 } = new MessageChannel();
+    port1.once('message', () => {
+      timer = setTimeout(() => deadline.abort(), deadlineMs);
+      port1.close();
+    });
+    port1.unref();
+    let result: TaskResult<T>;
+    try {
+      result = (await pool.run(
+        { input, started: port2 },
+        {
+          name,
+          transferList: [port2],
+          signal:
+            signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]),
+        },
+      )) as TaskResult<T>;
+    } catch (error) {
+      if (deadline.signal.aborted) {
+        throw new TextTaskLimitError(subject, `took longer than ${deadlineMs} ms to read`);
+      }
+      if (clientGone(signal)) throw new RequestAbortedError();
+      const code = (error as { code?: unknown }).code;
+      if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        throw new TextTaskLimitError(
+          subject,
+          `needed more than ${this.settings.maxHeapMb} MiB of memory to read`,
+        );
+      }
+      if (error instanceof Error && /queue is at limit|no task queue/i.test(error.message)) {
+        throw new AppError(
+          'service_unavailable',
+          'The text workers are busy (their queue is full); retry in a moment.',
+          { headers: { 'retry-after': '1' }, cause: error },
+        );
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      port1.close();
+    }
+    if (result.ok) return result.value;
+    if (result.kind === 'too_many_chunks') {
+      throw new AppError(
+        'invalid_parameter',
+        `The ${subject.what.replace(/^The /, '')} splits into more than ${result.maxChunks} chunks, the most one document may make (each section under a heading makes at least one). Split it into several documents.`,
+        { param: subject.param },
+      );
+    }
+    throw new Error(`text worker task '${name}' failed: ${result.message}`);
+  }
+}

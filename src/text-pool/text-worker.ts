@@ -1,0 +1,74 @@
+// The text worker thread's tasks (run by Piscina): every parse of client text whose time grows
+// with its size and shape (Markdown lexing, HTML parsing, Readability, chunking) runs here, so
+// that the event loop never waits for it. Each task first says it has started, so that the pool's
+// deadline counts its own running time, not its wait in the queue.
+import type { MessagePort } from 'node:worker_threads';
+import { chunkDocument, TooManyChunksError } from '../knowledge/chunker.js';
+import { buildLayout, type Layout, type LayoutRequest } from '../layout/layout-engine.js';
+import {
+  extractPage,
+  type ExtractedPage,
+  type ExtractOptions,
+} from '../agents/web/extract-page.js';
+import type { DocumentContentType } from '../text/extract-text.js';
+
+/** What every task receives: its input, and the port it announces its start on. */
+export interface TaskEnvelope<T> {
+  input: T;
+  started: MessagePort;
+}
+
+/** Errors cross the thread boundary as data: their class does not survive structured cloning. */
+export type TaskResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; kind: 'too_many_chunks'; maxChunks: number; message: string }
+  | { ok: false; kind: 'failure'; message: string };
+
+function settle<I, T>(task: TaskEnvelope<I>, work: (input: I) => T): TaskResult<T> {
+  task.started.postMessage('started');
+  try {
+    return { ok: true, value: work(task.input) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof TooManyChunksError) {
+      return { ok: false, kind: 'too_many_chunks', maxChunks: error.maxChunks, message };
+    }
+    return { ok: false, kind: 'failure', message };
+  }
+}
+
+export function layout(task: TaskEnvelope<LayoutRequest>): TaskResult<Layout> {
+  return settle(task, buildLayout);
+}
+
+export interface ChunkTask {
+  content: string;
+  contentType: DocumentContentType;
+  chunkSize: number;
+  chunkOverlap: number;
+  maxChunks: number;
+}
+
+/** A chunked document as the service stores it (the blocks stay in the worker). */
+export interface ChunkedText {
+  title: string | null;
+  text: string;
+  chunks: { position: number; heading: string; text: string }[];
+}
+
+export function chunk(task: TaskEnvelope<ChunkTask>): TaskResult<ChunkedText> {
+  return settle(task, (input) => {
+    const chunked = chunkDocument(input.content, input.contentType, input);
+    return { title: chunked.title, text: chunked.text, chunks: [...chunked.chunks] };
+  });
+}
+
+export interface PageTask {
+  body: string;
+  url: string;
+  options: ExtractOptions;
+}
+
+export function page(task: TaskEnvelope<PageTask>): TaskResult<ExtractedPage> {
+  return settle(task, (input) => extractPage(input.body, input.url, input.options));
+}
