@@ -1,5 +1,6 @@
 // Agent types, agents (create, list, read, change, delete) and their execution.
 import Type from 'typebox';
+import { reservedKeysNote } from '../../validation/safe-keys.js';
 import type { Agent } from '../../agents/agent.js';
 import type { AgentExecutionResponse } from '../../agents/agent-executor.js';
 import type { AgentView } from '../../agents/agent-service.js';
@@ -182,7 +183,9 @@ export function agentRoutes(app: App, services: Services): void {
             ...commonParameters(),
             name: Type.String({ minLength: 1, maxLength: 200 }),
             agent_type: Type.String({ maxLength: 64 }),
-            configuration: Type.Record(Type.String(), Type.Unknown()),
+            configuration: Type.Record(Type.String(), Type.Unknown(), {
+              description: `Keys of the type's configuration_schema. At any depth, ${reservedKeysNote}`,
+            }),
             description: Type.Optional(Type.String({ maxLength: 5000 })),
             model_id: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
             is_public: Type.Optional(Type.Boolean({ default: false })),
@@ -235,7 +238,7 @@ export function agentRoutes(app: App, services: Services): void {
       description: Type.Optional(Type.String({ maxLength: 5000 })),
       configuration: Type.Optional(
         Type.Record(Type.String(), Type.Unknown(), {
-          description: 'Replaces the configuration whole (validated; defaults filled in).',
+          description: `Replaces the configuration whole (validated; defaults filled in). At any depth, ${reservedKeysNote}`,
         }),
       ),
       model_id: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
@@ -316,7 +319,7 @@ export function agentRoutes(app: App, services: Services): void {
         tags: ['Agents'],
         summary: 'Execute an agent',
         description:
-          "The body is free-form, as the spec has it. `query` is the main input; `parameters` are per-run options (validated against the type's parameters_schema: an unknown parameter is a 400); StructureAgent also takes `data` (an array of objects or a CSV string) and WebAgent `urls`. `model` replaces the agent's model for this run (a chat model of the catalog, else 400 `unknown_model`); `user_id` and `conversation_id` (a conversation of the account — and of that user, when given — else 404) are recorded on the execution. Any other key is kept in the execution's recorded `input`. Bad input is a 400 and nothing is recorded; every run is recorded (GET /v1/executions/{execution_id}); a run that fails answers 200 with `success: false` and the error.",
+          "The body is free-form, as the spec has it. `query` is the main input; `parameters` are per-run options (validated against the type's parameters_schema: an unknown parameter is a 400); StructureAgent also takes `data` (an array of objects or a CSV string) and WebAgent `urls`. `model` replaces the agent's model for this run (a chat model of the catalog, else 400 `unknown_model`); `user_id` and `conversation_id` (a conversation of the account — and of that user, when given — else 404) are recorded on the execution. Any other key is kept in the execution's recorded `input`. A key of the body, or of `parameters` at any depth, named `__proto__`, `constructor` or `prototype` is a 400 `invalid_parameter` naming it. Bad input is a 400 and nothing is recorded; every run is recorded (GET /v1/executions/{execution_id}); a run that fails answers 200 with `success: false` and the error.",
         params: AgentIdParams,
         body: Type.Object(
           {

@@ -1,6 +1,7 @@
 // Pipelines: create, list, read, change, delete; execute (synchronously or in the background);
 // list their executions (each one is read and followed at /v1/executions/{id}).
 import Type from 'typebox';
+import { reservedKeysNote } from '../../validation/safe-keys.js';
 import { access } from '../../auth/scopes.js';
 import type { Pipeline } from '../../pipelines/pipeline.js';
 import type { Services } from '../../services.js';
@@ -20,24 +21,27 @@ import { ExecutionListEntrySchema, executionListEntry } from './execution-json.j
 const PipelineIdParams = Type.Object({ pipeline_id: Type.String({ maxLength: 100 }) });
 
 const pathDescription =
-  'A path expression: `$.input.<name>` (an input of the run), `$.stages.<earlier stage>.<key>` (an earlier stage’s output) or, in output_mapping, `$.output.<key>` (the stage agent’s result). Keys may go deeper (`.a.b`, `[0]`); a stage name that is not a plain key is written `$.stages["my stage"].key`.';
+  'A path expression: `$.input.<name>` (an input of the run), `$.stages.<earlier stage>.<key>` (an earlier stage’s output) or, in output_mapping, `$.output.<key>` (the stage agent’s result). Keys may go deeper (`.a.b`, `[0]`); a stage name that is not a plain key is written `$.stages["my stage"].key`. No key or stage name of a path may be `__proto__`, `constructor` or `prototype` (400 `invalid_parameter`).';
 
 const StageInputSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique within the pipeline.' }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: `Unique within the pipeline. ${reservedKeysNote}`,
+    }),
     agent_id: Type.String({
       maxLength: 100,
       description: 'An agent of the account, or a public one.',
     }),
     input_mapping: Type.Optional(
       Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
-        description: `Agent input → ${pathDescription} Input names: query, data, urls, conversation_id, model (replaces the stage agent’s model), or parameters.<name> (e.g. "parameters.result_count").`,
+        description: `Agent input → ${pathDescription} Input names: query, data, urls, conversation_id, model (replaces the stage agent’s model), or parameters.<name> (e.g. "parameters.result_count"). No name, nor any dotted part of one, may be \`__proto__\`, \`constructor\` or \`prototype\` (400 \`invalid_parameter\` naming it).`,
       }),
     ),
     output_mapping: Type.Optional(
       Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
-        description:
-          'Output name → `$.output.<key>`: names later stages (and the pipeline output) can use besides the result’s own keys.',
+        description: `Output name → \`$.output.<key>\`: names later stages (and the pipeline output) can use besides the result’s own keys. ${reservedKeysNote}`,
       }),
     ),
     timeout_ms: Type.Optional(
@@ -128,8 +132,7 @@ const LayoutEdgeSchema = Type.Object(
   { additionalProperties: true },
 );
 
-const layoutDescription =
-  'The editor’s drawing of the pipeline: `nodes` and `edges` in React Flow’s shape; other fields (e.g. `viewport`) are kept. It does not change what runs (the stages do). Without one, a left-to-right layout of the stages is generated.';
+const layoutDescription = `The editor’s drawing of the pipeline: \`nodes\` and \`edges\` in React Flow’s shape; other fields (e.g. \`viewport\`) are kept. It does not change what runs (the stages do). Without one, a left-to-right layout of the stages is generated. At any depth, ${reservedKeysNote}`;
 
 const VisualLayoutInputSchema = Type.Object(
   {
@@ -383,7 +386,7 @@ export function pipelineRoutes(app: App, services: Services): void {
         tags: ['Pipelines'],
         summary: 'Execute a pipeline',
         description:
-          'The body holds the run’s inputs (`$.input.<name>`), plus optional `async`, `conversation_id` and `user_id` (both recorded on the execution, not inputs; the conversation must be the account’s — and that user’s, when given — else 404). `model` is an ordinary input: a stage whose input_mapping maps `model` from `$.input.model` runs its agent with that model. Synchronous runs answer 200 when done (`status` completed or failed, `error` naming the stage and cause). With `"async": true` the answer is 202 at once with status `running`; follow GET /v1/executions/{execution_id} or its `/events` stream.',
+          'The body holds the run’s inputs (`$.input.<name>`), plus optional `async`, `conversation_id` and `user_id` (both recorded on the execution, not inputs; the conversation must be the account’s — and that user’s, when given — else 404). `model` is an ordinary input: a stage whose input_mapping maps `model` from `$.input.model` runs its agent with that model. Synchronous runs answer 200 when done (`status` completed or failed, `error` naming the stage and cause). With `"async": true` the answer is 202 at once with status `running`; follow GET /v1/executions/{execution_id} or its `/events` stream. An input named `__proto__`, `constructor` or `prototype` is a 400 `invalid_parameter`; a stored stage with such a name (saved before the rule) fails the run before any stage runs.',
         params: PipelineIdParams,
         body: Type.Object(
           {
