@@ -1,5 +1,5 @@
 // Builds the service into dist/ with esbuild: one module for the server (`dist/main.js`), one per
-// other entry (the audio worker threads, the command-line tools) and shared chunks for what is
+// other entry (the audio and text worker threads, the command-line tools) and shared chunks for what is
 // imported lazily. Node keeps a few tens of kilobytes per loaded ES module; the per-file output of
 // tsc plus the ~1,000 files of typebox, kysely and zod cost about 20 MiB of idle memory that a
 // bundle does not. Other packages stay external: native addons, packages that read files next to
@@ -27,7 +27,13 @@ const packageOf = (specifier) => {
 rmSync(outdir, { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  entryPoints: ['src/main.ts', 'src/audio/audio-worker.ts', 'src/cli/keys.ts', 'src/cli/models.ts'],
+  entryPoints: [
+    'src/main.ts',
+    'src/audio/audio-worker.ts',
+    'src/text-pool/text-worker.ts',
+    'src/cli/keys.ts',
+    'src/cli/models.ts',
+  ],
   outbase: 'src',
   outdir,
   bundle: true,

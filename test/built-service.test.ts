@@ -2,7 +2,7 @@
 // TypeScript sources every other test runs. Built into a scratch folder inside the repository
 // (packages resolve from node_modules as they do for dist/), then started and used over HTTP for
 // what depends on the bundle's layout: the package's own files (version, web app), data copied
-// beside the bundle (the intent model), the audio worker threads' entry, chunks loaded lazily
+// beside the bundle (the intent model), the audio and text worker threads' entries, chunks loaded lazily
 // (the OpenAI-compatible path), and the command-line tools.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -139,6 +139,26 @@ describe('the built service (scripts/build-server.mjs)', () => {
     const body = JSON.parse(spoken.text) as { audio: string; format: string };
     expect(body.format).toBe('wav');
     expect(Buffer.from(body.audio, 'base64').subarray(0, 4).toString('latin1')).toBe('RIFF');
+  });
+
+  it('builds layouts and reads knowledge documents in the text worker threads (their own entry)', async () => {
+    const layout = await call('POST', '/v1/layout', {
+      message: '## Steps\n\n1. Open the app.\n2. Sign in.',
+    });
+    expect(layout.status, layout.text).toBe(200);
+    expect(JSON.parse(layout.text)).toMatchObject({
+      layout: { components: [{ type: 'heading' }, { type: 'steps' }] },
+    });
+    const kb = await call('POST', '/v1/knowledge-bases', { name: 'Built', embedding_model: null });
+    expect(kb.status, kb.text).toBe(201);
+    const kbId = (JSON.parse(kb.text) as { id: string }).id;
+    const document = await call('POST', `/v1/knowledge-bases/${kbId}/documents`, {
+      content:
+        '<html><head><title>Tides</title></head><body><p>The sea rises twice a day.</p></body></html>',
+      content_type: 'text/html',
+    });
+    expect(document.status, document.text).toBe(201);
+    expect(JSON.parse(document.text)).toMatchObject({ title: 'Tides', chunk_count: 1 });
   });
 
   it('runs the built keys tool against the same database', async () => {
