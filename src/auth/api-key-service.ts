@@ -59,7 +59,8 @@ export class ApiKeyService {
   /** Builds a new key and its record without storing it (callers may store it in a transaction). */
   prepare(accountId: string, input: CreateApiKeyInput, presetKey?: string): CreatedApiKey {
     const tier = input.tier ?? this.options.defaultTier;
-    if (this.options.tiers[tier] === undefined) {
+    // Own keys only: a tier named `constructor` or `toString` is not a configured tier.
+    if (!Object.hasOwn(this.options.tiers, tier)) {
       throw new InvalidParameterError(
         'tier',
         `Unknown tier '${tier}'. Configured tiers: ${Object.keys(this.options.tiers).join(', ')}.`,
@@ -112,8 +113,10 @@ export class ApiKeyService {
     creator: KeyCreator,
   ): Promise<CreatedApiKey> {
     const tier = input.tier ?? this.options.defaultTier;
-    const granted = this.options.tiers[tier];
-    const own = this.options.tiers[creator.tier];
+    const granted = Object.hasOwn(this.options.tiers, tier) ? this.options.tiers[tier] : undefined;
+    const own = Object.hasOwn(this.options.tiers, creator.tier)
+      ? this.options.tiers[creator.tier]
+      : undefined;
     if (
       creator.accountKind !== 'owner' &&
       granted !== undefined &&

@@ -157,7 +157,7 @@ export class RateLimiter {
   private limitersFor(tierName: string): TierLimiters {
     const existing = this.limiters.get(tierName);
     if (existing !== undefined) return existing;
-    const tier = this.tiers[tierName];
+    const tier = Object.hasOwn(this.tiers, tierName) ? this.tiers[tierName] : undefined;
     if (tier === undefined) throw new Error(`rate-limit tier '${tierName}' is not configured`);
     const created: TierLimiters = {
       tier,

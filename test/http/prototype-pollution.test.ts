@@ -446,6 +446,18 @@ describe.each(allDialects)('reserved key names on $name', (dialect) => {
     });
   });
 
+  it.each([...reserved, 'toString', 'hasOwnProperty'])(
+    'refuses %s as a key tier (a name looked up among the configured tiers)',
+    async (tier) => {
+      await expectRefused(
+        'POST',
+        '/v1/api-keys',
+        { name: 'k', scopes: ['models:read'], tier },
+        'tier',
+      );
+    },
+  );
+
   it('names a __proto__ key anywhere in any JSON body', async () => {
     const error = await expectRefused(
       'POST',
