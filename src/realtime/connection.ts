@@ -1,6 +1,7 @@
 // What both WebSocket channels share: sending events, the `error` message, keep-alive pings, the
 // idle timeout, and closing when the key or session behind the socket stops being valid (checked
 // for every open socket in one query, several times a second).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import { rateLimitExceeded, type RateLimiter } from '../auth/rate-limiter.js';
@@ -95,8 +96,18 @@ export interface ConnectionOptions {
   onClose: () => void;
 }
 
+/**
+ * Messages a connection holds before it stops reading from its socket: past this many, TCP's own
+ * flow control makes the client wait (the socket is paused until half of them are handled).
+ */
+export const maxPendingMessages = 32;
+
 export class Connection {
   private readonly entry: Watched;
+  /** Received messages not yet handled, oldest first (at most `maxPendingMessages`). */
+  private readonly inbox: Array<() => unknown> = [];
+  private draining = false;
+  private paused = false;
   private readonly unwatch: () => void;
   private idleTimer: NodeJS.Timeout | null = null;
   private pingTimer: NodeJS.Timeout;
@@ -139,6 +150,50 @@ export class Connection {
       this.options.limits.idleTimeoutMs,
     );
     this.idleTimer.unref();
+  }
+
+  /**
+   * Queues the handling of one received message. Messages are handled one at a time, in order,
+   * each in its own turn of the event loop: a burst of thousands of frames (which the WebSocket
+   * library may read in one go) never holds the loop, and never piles up in memory — past
+   * `maxPendingMessages` the socket stops being read until the backlog halves.
+   */
+  receive(handle: () => unknown): void {
+    if (!this.open) return;
+    this.touch();
+    this.inbox.push(handle);
+    if (this.inbox.length >= maxPendingMessages && !this.paused) {
+      this.paused = true;
+      this.options.socket.pause();
+    }
+    if (!this.draining) void this.drain();
+  }
+
+  /** Handled messages waiting (for tests and metrics). */
+  get pendingMessages(): number {
+    return this.inbox.length;
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.open && this.inbox.length > 0) {
+        await nextTurn();
+        const handle = this.inbox.shift()!;
+        if (this.paused && this.inbox.length <= maxPendingMessages / 2) {
+          this.paused = false;
+          this.options.socket.resume();
+        }
+        try {
+          await handle();
+        } catch (error) {
+          this.sendError(error);
+        }
+      }
+    } finally {
+      this.draining = false;
+      if (!this.open) this.inbox.length = 0;
+    }
   }
 
   /** Sends an event; an answer in progress is activity too, so the idle timeout starts again. */

@@ -52,7 +52,10 @@ function sessionToken(request: FastifyRequest): string | undefined {
 export async function realtimeRoutes(app: App, services: Services): Promise<void> {
   const limits = services.config.speech.realtime;
   const enabled = services.config.features.voice_chat;
-  await app.register(websocket, { options: { maxPayload: limits.maxMessageBytes } });
+  await app.register(websocket, {
+    // One `message` event per turn of the event loop, even for frames that arrived together.
+    options: { maxPayload: limits.maxMessageBytes, allowSynchronousEvents: false },
+  });
   const watch = new CredentialWatch(
     (ids) => services.voiceSessions.keyStates(ids),
     limits.credentialCheckMs,
@@ -185,18 +188,15 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       );
       const messages = streamMessages;
       socket.on('message', (data: RawData, isBinary: boolean) => {
-        connection.touch();
-        void started.then(() => {
-          try {
-            if (isBinary) return conversation?.pushAudio(pcmOf(bytesOf(data)));
-            const parsed = parseMessage(bytesOf(data).toString('utf8'), messages);
-            if (parsed.type === 'audio') {
-              conversation?.pushAudio(pcmOf(decodeBase64(parsed.message.audio, 'audio')));
-            } else {
-              conversation?.pushText(parsed.message.text);
-            }
-          } catch (error) {
-            connection.sendError(error);
+        // Handled one at a time, each in its own turn of the loop, with a bounded backlog.
+        connection.receive(async () => {
+          await started;
+          if (isBinary) return conversation?.pushAudio(pcmOf(bytesOf(data)));
+          const parsed = parseMessage(bytesOf(data).toString('utf8'), messages);
+          if (parsed.type === 'audio') {
+            conversation?.pushAudio(pcmOf(decodeBase64(parsed.message.audio, 'audio')));
+          } else {
+            conversation?.pushText(parsed.message.text);
           }
         });
       });
@@ -309,11 +309,10 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
           audio_format: speak ? settings.audioFormat : null,
         });
       };
-      // Messages are handled one at a time, in order.
-      let queue: Promise<void> = Promise.resolve();
+      // Messages are handled one at a time, in order, each in its own turn of the loop, with a
+      // bounded backlog (Connection.receive).
       socket.on('message', (data: RawData, isBinary: boolean) => {
-        connection.touch();
-        queue = queue.then(async () => {
+        connection.receive(async () => {
           try {
             if (isBinary) {
               throw new AppError(

@@ -123,6 +123,9 @@ export class VoiceConversation {
     return this.options.settings.conversationId;
   }
 
+  /** The last typed turn: an earlier one still waiting to start is superseded by it. */
+  private latestTypedTurn: string | null = null;
+
   /** Loads the voice activity detector and, for rates other than 16 kHz, a resampler. */
   async start(): Promise<void> {
     const detector = await VoiceActivityDetector.create(this.options.limits.vadMode);
@@ -177,7 +180,9 @@ export class VoiceConversation {
   pushText(text: string): void {
     if (this.closed) return;
     if (this.isAnswering()) this.interrupt('user_text');
-    void this.runTurn(newId('msg'), text);
+    const turnId = newId('msg');
+    this.latestTypedTurn = turnId;
+    void this.runTurn(turnId, text);
   }
 
   /** A whole utterance (the general channel's `audio` message): transcribe, then answer. */
@@ -381,6 +386,11 @@ export class VoiceConversation {
     if (!counted) {
       const refused = await this.options.consumeTurn();
       if (refused !== null) return this.fail(turnId, refused);
+      // Typed again while this turn waited for its quota: the newer message interrupts this one
+      // before it starts (a burst of messages starts one answer, not one per message).
+      if (this.latestTypedTurn !== null && this.latestTypedTurn !== turnId && !this.closed) {
+        return this.endInterrupted(turnId);
+      }
     }
     if (this.closed) return;
     const controller = new AbortController();
@@ -440,6 +450,8 @@ export class VoiceConversation {
     } catch (error) {
       if (this.turn === turn) this.turn = null;
       if (!controller.signal.aborted) this.fail(turnId, error);
+      // Interrupted before its answer began: it still ends, like one interrupted mid-answer.
+      else if (!this.closed) this.endInterrupted(turnId);
       return;
     }
     try {
@@ -489,16 +501,18 @@ export class VoiceConversation {
     } finally {
       if (this.turn === turn) this.turn = null;
       // An interrupted turn is not stored: the chat service keeps only answers that completed.
-      if (controller.signal.aborted && !this.closed) {
-        this.options.emit({
-          type: 'turn_end',
-          turn_id: turnId,
-          conversation_id: settings.conversationId,
-          message_id: null,
-          interrupted: true,
-        });
-      }
+      if (controller.signal.aborted && !this.closed) this.endInterrupted(turnId);
     }
+  }
+
+  private endInterrupted(turnId: string): void {
+    this.options.emit({
+      type: 'turn_end',
+      turn_id: turnId,
+      conversation_id: this.options.settings.conversationId,
+      message_id: null,
+      interrupted: true,
+    });
   }
 
   private fail(turnId: string | null, error: unknown): void {

@@ -21,7 +21,7 @@ export interface TestSocket {
 export function connect(
   url: string,
   headers: Record<string, string> = {},
-  options: { autoPong?: boolean } = {},
+  options: { autoPong?: boolean; allowSynchronousEvents?: boolean } = {},
 ): Promise<TestSocket> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { headers, ...options });

@@ -1,0 +1,143 @@
+// Single requests that used to hold the event loop for a second or more (issue 17, item 5): each is
+// replayed on both dialects over a real port, and the loop's longest block during it is compared
+// with a control request of the same endpoint and size, and with the scaled ~50 ms budget.
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
+import { allDialects } from '../support/dialects.js';
+import { allowedBlockMs, measureLoopBlock } from '../support/loop-block.js';
+import { bearer } from '../support/test-app.js';
+import { connect } from '../support/ws-client.js';
+
+const prose =
+  'The quick brown fox jumps over the lazy dog while the committee reviews the quarterly budget. ';
+
+function proseOfLength(length: number): string {
+  return prose.repeat(Math.ceil(length / prose.length)).slice(0, length);
+}
+
+describe.each(allDialects)('no single request holds the event loop ($name)', (dialect) => {
+  let harness: ChatHarness;
+  let baseUrl: string;
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { ...bearer(harness.adminKey), 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> & { id?: string } };
+  };
+  const probe = async (path: string, body: unknown) => measureLoopBlock(() => post(path, body));
+
+  beforeAll(async () => {
+    harness = await startChatHarness({ dialect });
+    await harness.app.listen({ host: '127.0.0.1', port: 0 });
+    baseUrl = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  it('counts 200 KB of one repeated character as fast as 200 KB of words', async () => {
+    const chat = (content: string) => ({ user_id: 'u', messages: [{ role: 'user', content }] });
+    // Warm the tokenizer first: loading it is measured on its own below.
+    await post('/v1/chat', chat('hello'));
+    const control = await probe('/v1/chat', chat(proseOfLength(200_000)));
+    const hostile = await probe('/v1/chat', chat('a'.repeat(200_000)));
+    console.log('chat 200KB', control.maxBlockMs, hostile.maxBlockMs, hostile.result);
+    expect(hostile.result.status).toBe(400);
+    expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
+  });
+
+  it('classifies a 20 KB message without holding the loop', async () => {
+    // Loading the classifier is not what is measured here (it happens before the first request).
+    await post('/v1/routing/intent', { message: proseOfLength(200) });
+    const control = await probe('/v1/routing/intent', { message: proseOfLength(200) });
+    const hostile = await probe('/v1/routing/intent', { message: proseOfLength(20_000) });
+    console.log('intent 20KB', control.maxBlockMs, hostile.maxBlockMs, hostile.result.status);
+    expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
+  });
+
+  it('refuses a 600 KB body of 300,000 array items without holding the loop', async () => {
+    const items = JSON.stringify({
+      user_id: 'u',
+      messages: [{ role: 'user', content: 'hi' }],
+      metadata: { list: Array.from({ length: 300_000 }, () => 1) },
+    });
+    const control = await probe('/v1/chat', {
+      user_id: 'u',
+      messages: [{ role: 'user', content: proseOfLength(600_000) }],
+    });
+    const hostile = await probe('/v1/chat', items);
+    console.log('array 300k', control.maxBlockMs, hostile.maxBlockMs, hostile.result);
+    expect(hostile.result.status).toBe(400);
+    expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
+  });
+
+  it('refuses a 100,000-item embeddings input without holding the loop', async () => {
+    const control = await probe('/v1/embeddings', { model: 'fake-embed', input: ['hello'] });
+    const hostile = await probe('/v1/embeddings', {
+      model: 'fake-embed',
+      input: Array.from({ length: 100_000 }, () => 'word'),
+    });
+    console.log('embeddings 100k', control.maxBlockMs, hostile.maxBlockMs, hostile.result);
+    expect(hostile.result.status).toBe(400);
+    expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
+  });
+
+  it('groups 20,000 rows in a StructureAgent without holding the loop', async () => {
+    const created = await post('/v1/agents', {
+      name: 'grouper',
+      agent_type: 'StructureAgent',
+      configuration: {},
+    });
+    const id = created.json.id as string;
+    const rows = Array.from({ length: 20_000 }, (_, index) => ({
+      region: `r${index % 500}`,
+      amount: index,
+    }));
+    await post(`/v1/agents/${id}/execute`, { query: 'list the rows', data: rows.slice(0, 20) });
+    const control = await probe(`/v1/agents/${id}/execute`, {
+      query: 'list the rows',
+      data: rows.slice(0, 20),
+    });
+    const hostile = await probe(`/v1/agents/${id}/execute`, {
+      query: 'total amount by region',
+      data: rows,
+    });
+    console.log('structure 20k', control.maxBlockMs, hostile.maxBlockMs, hostile.result.status);
+    expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
+  });
+
+  it('takes a burst of 5,000 WebSocket messages without holding the loop', async () => {
+    const url = `${baseUrl.replace('http', 'ws')}/v1/ws`;
+    // The client shares the service's process: it reads its own messages one per turn too.
+    const socket = await connect(url, bearer(harness.adminKey), { allowSynchronousEvents: false });
+    socket.sendJson({ type: 'init', user_id: 'burst' });
+    await socket.next('ready');
+    socket.sendJson({ type: 'text', text: 'warm up' });
+    await socket.next('turn_end');
+    socket.messages.length = 0;
+    const turnEnds = () => socket.messages.filter((message) => message.type === 'turn_end');
+    const burst = await measureLoopBlock(async () => {
+      const frames = Array.from({ length: 5000 }, (_, index) =>
+        JSON.stringify({ type: 'text', text: `message ${index}` }),
+      );
+      // Written as fast as the socket takes them, yielding now and then so that the client's
+      // own sending (same process) is not what the measure sees.
+      for (let index = 0; index < frames.length; index += 1) {
+        socket.socket.send(frames[index]!);
+        if (index % 100 === 99) await new Promise((resolve) => setImmediate(resolve));
+      }
+      // Every message ends its turn: superseded before it started, interrupted, or answered.
+      while (turnEnds().length < 5000) await new Promise((resolve) => setTimeout(resolve, 20));
+    });
+    const ends = turnEnds();
+    console.log('ws burst', burst.maxBlockMs, burst.maxGcMs, ends.length);
+    socket.close();
+    // The last message is answered; the channel handled every one of them.
+    expect(ends.at(-1)).toMatchObject({ interrupted: false });
+    expect(ends.filter((end) => end.interrupted === false).length).toBeGreaterThanOrEqual(1);
+    expect(burst.maxBlockMs).toBeLessThan(allowedBlockMs(0, burst));
+  }, 180_000);
+});
