@@ -7,6 +7,7 @@ import { runMemoryBenchmark } from './memory.js';
 import { runWebBundleBenchmark } from './web-bundle.js';
 import { runRoutingBenchmark } from './routing.js';
 import { runSpeechBenchmark } from './speech.js';
+import { runSoakBenchmark } from './soak.js';
 
 const benchmarks: Record<string, () => Promise<void>> = {
   auth: runAuthBenchmark,
@@ -17,6 +18,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'web-bundle': runWebBundleBenchmark,
   routing: runRoutingBenchmark,
   speech: runSpeechBenchmark,
+  soak: runSoakBenchmark,
 };
 
 const names = process.argv.slice(2);
