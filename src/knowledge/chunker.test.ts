@@ -2,7 +2,13 @@
 // overlap and size bounds.
 import { describe, expect, it } from 'vitest';
 import { sentencePieces } from '../text/sentences.js';
-import { chunkBlocks, chunkDocument, packPieces, type ChunkingOptions } from './chunker.js';
+import {
+  chunkBlocks,
+  chunkDocument,
+  packPieces,
+  TooManyChunksError,
+  type ChunkingOptions,
+} from './chunker.js';
 
 describe('packPieces', () => {
   const piece = (text: string, separator = ' ') => ({ text, separator });
@@ -129,6 +135,23 @@ describe('chunkDocument', () => {
     chunkDocument('**a [b '.repeat(30_000), 'text/markdown', options);
     chunkDocument('東京は日本の首都です'.repeat(12_000), 'text/plain', options);
     expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('refuses a document past maxChunks as soon as its sections show it', () => {
+    const sections = (count: number) => '# h\nx\n'.repeat(count);
+    expect(
+      chunkDocument(sections(100), 'text/markdown', { ...options, maxChunks: 100 }).chunks,
+    ).toHaveLength(100);
+    expect(() =>
+      chunkDocument(sections(101), 'text/markdown', { ...options, maxChunks: 100 }),
+    ).toThrow(TooManyChunksError);
+    // One long section makes many chunks without many sections: counted after packing.
+    expect(() =>
+      chunkDocument('Word. '.repeat(5000), 'text/plain', { ...options, maxChunks: 3 }),
+    ).toThrow(TooManyChunksError);
+    expect(() =>
+      chunkDocument('<h2>h</h2><p>x</p>'.repeat(101), 'text/html', { ...options, maxChunks: 100 }),
+    ).toThrow(TooManyChunksError);
   });
 
   it('refuses an overlap as large as the chunk', () => {

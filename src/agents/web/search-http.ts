@@ -73,10 +73,13 @@ export function endpoint(base: string, path: string): URL {
   return new URL(path, base.endsWith('/') ? base : `${base}/`);
 }
 
-/** Snippets may carry highlighting (<strong>) and entities; the agent wants plain text. */
+/**
+ * Snippets may carry highlighting (<strong>) and entities; the agent wants plain text. Parsed on
+ * the event loop, so only as much markup as could make `maxChars` of text is read.
+ */
 function plainText(value: unknown, maxChars: number): string {
   if (typeof value !== 'string') return '';
-  const text = htmlFragmentText(value);
+  const text = htmlFragmentText(value.slice(0, maxChars * 8));
   return text.length > maxChars ? `${truncateText(text, maxChars - 1).text}…` : text;
 }
 

@@ -301,10 +301,10 @@ export function knowledgeRoutes(app: App, services: Services): void {
             ...commonParameters(),
             title: Type.Optional(Type.String({ maxLength: 500 })),
             content: Type.String({
-              minLength: 1,
-              // A bound for validation only: the service checks the exact limit, in UTF-8 bytes,
-              // and says it in its own words.
-              maxLength: 2 * knowledgeLimits.maxDocumentBytes,
+              // No minLength or maxLength: validating either counts the string's code points in
+              // JavaScript (5 MiB: tens of milliseconds on the event loop). The request body limit
+              // bounds it; the service checks the exact limit, in UTF-8 bytes, and refuses content
+              // without text, each in its own words.
               description: 'At most 5 MiB of UTF-8 (and within the request body limit).',
             }),
             content_type: Type.Optional(

@@ -1,5 +1,6 @@
 // The search side of knowledge bases, one interface over both dialects: the chunk table's dialect
 // columns, full-text ranking (FTS5 / tsvector) and vector similarity (sqlite-vec / pgvector / scan).
+import { setImmediate } from 'node:timers/promises';
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 
@@ -93,16 +94,23 @@ export function vectorNorm(vector: ArrayLike<number>): number {
   return Math.sqrt(sum);
 }
 
-/** Rows per INSERT: well under both dialects' limits on bound parameters. */
-const chunkInsertBatch = 500;
+/**
+ * Rows per INSERT: well under both dialects' limits on bound parameters, and small enough that one
+ * batch (SQLite runs it on the event loop, full-text indexing included) takes a few milliseconds.
+ */
+const chunkInsertBatch = 100;
 
-/** Inserts chunk rows in batches, each vector stored as the dialect's `encode` makes it. */
+/**
+ * Inserts chunk rows in batches, each vector stored as the dialect's `encode` makes it. The event
+ * loop turns between batches: a large document is hundreds of batches.
+ */
 export async function insertChunkRows(
   executor: Kysely<DatabaseSchema>,
   chunks: readonly ChunkRecord[],
   encode: (embedding: Float32Array) => Buffer | number[],
 ): Promise<void> {
   for (let start = 0; start < chunks.length; start += chunkInsertBatch) {
+    if (start > 0) await setImmediate();
     await executor
       .insertInto('chunks')
       .values(
