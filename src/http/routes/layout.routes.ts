@@ -57,7 +57,7 @@ export function layoutRoutes(app: App, services: Services): void {
         tags: ['Layout'],
         summary: 'Generate a layout',
         description:
-          'Parses the message as Markdown (plain text is paragraphs), analyses what it contains (headings, paragraphs, lists, ordered steps, code with its language, tables, numeric series that suit a chart, quotations, callouts, math, links, images), picks a template from the catalog and builds a flat list of components in reading order — each `{type, id, config}` with an id derived from its content (schemas `LayoutComponent*`). `routing_result.suggested_template` is used when given; a given `routing_result.content_analysis` is used as is. The same input always gives the same layout.',
+          'Parses the message as Markdown (plain text is paragraphs), analyses what it contains (headings, paragraphs, lists, ordered steps, code with its language, tables, numeric series that suit a chart, quotations, callouts, math, links, images), picks a template from the catalog and builds a flat list of components in reading order — each `{type, id, config}` with an id derived from its content (schemas `LayoutComponent*`). `routing_result.suggested_template` is used when given; a given `routing_result.content_analysis` is used as is. The same input always gives the same layout. The message is parsed in the text worker threads within a deadline of `text.timeout_ms` plus `text.timeout_ms_per_mib` per MiB (2 s + 6 s per MiB by default): Markdown that takes longer (thousands of unmatched `*`, `_` or `<!--`, say) gets 400 `invalid_parameter` on `message`, and a full worker queue 503 `service_unavailable` with `Retry-After`.',
         body: Type.Object(
           {
             ...commonParameters(),
