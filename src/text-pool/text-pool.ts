@@ -47,11 +47,21 @@ export class TextTaskLimitError extends AppError {
   }
 }
 
+/** The queue of text tasks is full. */
+const busy = () =>
+  new AppError(
+    'service_unavailable',
+    'The text workers are busy (their queue is full); retry in a moment.',
+    { headers: { 'retry-after': '1' } },
+  );
+
 /** Read through a function: TypeScript would take an earlier check's answer for the current one. */
 const clientGone = (signal: AbortSignal | undefined) => signal?.aborted === true;
 
 export class TextPool {
   private pool: Piscina | undefined;
+  /** Tasks running or waiting. Piscina's own `maxQueue` does not count tasks with a signal. */
+  private inFlight = 0;
 
   constructor(private readonly settings: TextPoolSettings) {}
 
@@ -110,15 +120,17 @@ export class TextPool {
   }
 
   /**
-   * Piscina is loaded on first use, and threads start only when work comes and stop after a
-   * minute idle: most instances never parse a document, and each thread holds its own heap.
+   * Piscina is loaded, and the first thread started, on first use: most instances never parse a
+   * document, and each thread holds its own heap. One thread stays from then on (Piscina replaces
+   * a thread stopped at a deadline only up to `minThreads`, and tasks queued behind it need one);
+   * the others stop after a minute idle.
    */
   private async piscina(): Promise<Piscina> {
     if (this.pool === undefined) {
       const { Piscina: Pool } = await import('piscina');
       this.pool ??= new Pool({
         filename: workerFile(),
-        minThreads: 0,
+        minThreads: 1,
         maxThreads: this.settings.workerThreads,
         maxQueue: this.settings.maxQueue,
         idleTimeout: 60_000,
@@ -135,6 +147,21 @@ export class TextPool {
     signal: AbortSignal | undefined,
   ): Promise<T> {
     if (signal?.aborted === true) throw new RequestAbortedError();
+    if (this.inFlight >= this.settings.workerThreads + this.settings.maxQueue) throw busy();
+    this.inFlight += 1;
+    try {
+      return await this.runInThread<I, T>(name, input, subject, signal);
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+
+  private async runInThread<I, T>(
+    name: string,
+    input: I,
+    subject: TaskSubject,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
     const pool = await this.piscina();
     const deadlineMs = this.deadlineMs(subject.characters);
     const deadline = new AbortController();
@@ -170,11 +197,7 @@ export class TextPool {
         );
       }
       if (error instanceof Error && /queue is at limit|no task queue/i.test(error.message)) {
-        throw new AppError(
-          'service_unavailable',
-          'The text workers are busy (their queue is full); retry in a moment.',
-          { headers: { 'retry-after': '1' }, cause: error },
-        );
+        throw busy();
       }
       throw error;
     } finally {

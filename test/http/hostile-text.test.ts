@@ -235,3 +235,49 @@ describe.each(allDialects)('hostile client text on $name', (dialect) => {
     );
   });
 });
+
+describe.each(allDialects)('the text workers under load on $name', (dialect) => {
+  let service: TestApp;
+
+  beforeAll(async () => {
+    service = await startTestApp({
+      dialect,
+      overrides: {
+        text: { worker_threads: 1, max_queue: 1, timeout_ms: 1000, timeout_ms_per_mib: 0 },
+      },
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('answers 503 with Retry-After once the queue is full, and 400 at the deadline', async () => {
+    const layout = (message: string) =>
+      service.app.inject({
+        method: 'POST',
+        url: '/v1/layout',
+        headers: bearer(service.adminKey),
+        payload: { message },
+      });
+    expect((await layout('# Warm up')).statusCode).toBe(200);
+    // One runs until its deadline, one waits in the queue, the rest find it full.
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => layout('*a_'.repeat(33_000))),
+    );
+    const statuses = answers.map((answer) => answer.statusCode).sort();
+    expect(statuses).toEqual([400, 400, 503, 503]);
+    const busy = answers.find((answer) => answer.statusCode === 503)!;
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(busy.json()).toMatchObject({
+      error: { type: 'api_error', code: 'service_unavailable', param: null },
+    });
+    const late = answers.find((answer) => answer.statusCode === 400)!;
+    expect(late.json<Body>().error).toMatchObject({
+      code: 'invalid_parameter',
+      param: 'message',
+      message: expect.stringMatching(/took longer than 1000 ms/) as unknown,
+    });
+    // The threads recover: an ordinary layout works again.
+    expect((await layout('## Next\n\nText.')).statusCode).toBe(200);
+  });
+});
