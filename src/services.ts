@@ -175,6 +175,7 @@ async function createJobQueue(
     prefix: overrides.jobPrefix ?? redisName(config, 'bull'),
     concurrency: config.jobs.concurrency,
     lockMs: config.jobs.lockMs,
+    enqueueWaitMs: config.jobs.enqueueWaitMs,
     onError,
   });
 }

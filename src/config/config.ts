@@ -274,6 +274,11 @@ export interface AppConfig {
      * its instance dies another instance takes it up (the stalled check runs at half this).
      */
     readonly lockMs: number;
+    /**
+     * With the Redis queue: how long an asynchronous run's request waits for Redis to take its job
+     * before answering 202 anyway (the job is then held in the instance until Redis is back).
+     */
+    readonly enqueueWaitMs: number;
   };
   readonly auth: {
     readonly adminKey: string | null;

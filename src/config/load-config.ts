@@ -139,6 +139,7 @@ const envSchema = z.object({
   REDIS_KEY_PREFIX: redisKeyPrefix.optional(),
   JOB_CONCURRENCY: integerText(1, 256).optional(),
   JOB_LOCK_MS: integerText(1000, 3_600_000).optional(),
+  JOB_ENQUEUE_WAIT_MS: integerText(0, 60_000).optional(),
   PLATFORM_ADMIN_KEY: adminKey.optional(),
   TRUST_PROXY: commaList.pipe(rangeList).optional(),
   API_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -190,6 +191,7 @@ const fileSchema = z.strictObject({
     .strictObject({
       concurrency: z.int().min(1).max(256).optional(),
       lock_ms: z.int().min(1000).max(3_600_000).optional(),
+      enqueue_wait_ms: z.int().min(0).max(60_000).optional(),
     })
     .optional(),
   trust_proxy: fileList.pipe(rangeList).optional(),
@@ -609,6 +611,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     jobs: {
       concurrency: fromEnv.JOB_CONCURRENCY ?? file.jobs?.concurrency ?? 4,
       lockMs: fromEnv.JOB_LOCK_MS ?? file.jobs?.lock_ms ?? 30_000,
+      enqueueWaitMs: fromEnv.JOB_ENQUEUE_WAIT_MS ?? file.jobs?.enqueue_wait_ms ?? 2000,
     },
     auth: {
       adminKey: fromEnv.PLATFORM_ADMIN_KEY ?? null,

@@ -22,8 +22,16 @@ export interface BullmqJobQueueOptions {
   concurrency: number;
   /** How long a job's lock lasts without renewal: a dead instance's job waits about this long. */
   lockMs: number;
+  /**
+   * How long `enqueue` waits for Redis before answering anyway (the `jobs.enqueue_wait_ms`
+   * setting, default 2 s): past it the job is held in this instance and added as soon as Redis
+   * answers again.
+   */
+  enqueueWaitMs?: number;
   /** A handler's unexpected exception (BullMQ retries the job a few times). */
   onError(job: RunJob, error: unknown): void;
+  /** A job held in this instance because Redis did not answer within `enqueueWaitMs`. */
+  onHeld?(job: RunJob): void;
   now?: () => number;
 }
 
@@ -36,6 +44,8 @@ export class BullmqJobQueue implements JobQueue {
   private readonly events = new JobEvents();
   private readonly running = new Map<string, AbortController>();
   private readonly connections: Redis[] = [];
+  private readonly held = new Set<Promise<void>>();
+  private closing = false;
   private readonly now: () => number;
 
   constructor(private readonly options: BullmqJobQueueOptions) {
@@ -67,7 +77,52 @@ export class BullmqJobQueue implements JobQueue {
     return client;
   }
 
+  /**
+   * Adds a job, waiting at most `enqueueWaitMs` for Redis. While Redis is unreachable the commands
+   * wait in the client's offline queue; rather than hold the request for the whole outage, the job
+   * is then held here and added when Redis answers (retried after a failure until the queue
+   * closes). The run is recorded in the database first, so if this instance stops before that,
+   * another one's recovery (the instances' heartbeat) queues it again: nothing answered 202 is lost.
+   * A failure within the wait (Redis answering with an error) is the caller's to report.
+   */
   async enqueue(job: RunJob): Promise<void> {
+    const adding = this.add(job);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<'held'>((resolve) => {
+      timer = setTimeout(() => resolve('held'), this.options.enqueueWaitMs ?? 2000);
+      timer.unref();
+    });
+    try {
+      if ((await Promise.race([adding.then(() => 'added' as const), waited])) === 'added') return;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.options.onHeld?.(job);
+    const held = adding
+      .catch((error: unknown) => this.addUntilClosed(job, error))
+      .finally(() => this.held.delete(held));
+    this.held.add(held);
+  }
+
+  /** Jobs waiting for Redis to come back (see `enqueue`). */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  private async addUntilClosed(job: RunJob, error: unknown): Promise<void> {
+    for (let attempt = 0; !this.closing; attempt += 1) {
+      this.options.onError(job, error);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 1000 * 2 ** attempt)));
+      if (this.closing) return;
+      try {
+        return await this.add(job);
+      } catch (failure) {
+        error = failure;
+      }
+    }
+  }
+
+  private async add(job: RunJob): Promise<void> {
     // The execution's id is the job's: adding it again while it waits or runs changes nothing. A
     // finished job of a run still recorded running (given up after failures of Redis or the
     // database) is removed first, or adding it again would change nothing either.
@@ -156,12 +211,26 @@ export class BullmqJobQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
-    // Running jobs are told to hand over; the worker waits for them, then stops.
+    // Jobs still held for Redis stay recorded running: another instance's recovery queues them.
+    this.closing = true;
+    // Running jobs are told to hand over; the worker waits for them, then stops. While Redis is
+    // unreachable nothing can be handed over through it and a graceful close would wait for the
+    // outage to end: the worker stops at once, and the runs, recorded running in the database, are
+    // taken up by another instance's recovery (or by BullMQ when their locks expire).
     for (const controller of this.running.values()) controller.abort();
-    await this.worker?.close();
+    const reachable = this.connections.every((client) => client.status === 'ready');
+    await this.worker?.close(!reachable);
     await this.queue.close();
+    // QUIT waits for a reply, which an unreachable Redis never sends: those are just dropped.
     await Promise.all(
-      this.connections.map((client) => client.quit().catch(() => client.disconnect())),
+      this.connections.map((client) =>
+        client.status === 'ready'
+          ? client.quit().then(
+              () => undefined,
+              () => client.disconnect(),
+            )
+          : Promise.resolve(client.disconnect()),
+      ),
     );
   }
 }
