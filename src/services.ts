@@ -177,6 +177,11 @@ async function createJobQueue(
     lockMs: config.jobs.lockMs,
     enqueueWaitMs: config.jobs.enqueueWaitMs,
     onError,
+    onHeld: (job) =>
+      logger.warn(
+        { execution_id: job.executionId },
+        'Redis did not take a background run in time: it is recorded, and queued when Redis answers',
+      ),
   });
 }
 
