@@ -6,15 +6,18 @@
 // (silence, a typed turn, a spoken answer), knowledge ingest (documents added, the oldest deleted)
 // and search, pipelines run synchronously and asynchronously with their event stream followed,
 // refused and invalid requests, and API keys created, used and revoked. Then the service is left
-// idle for a minute, and a full GC is forced through the inspector.
+// idle for a minute, and a full GC is forced through the inspector (also at half-time and at the
+// end of the traffic, the two points the plateau is judged on).
 //
 //   npm run bench -- soak                         6 minutes on SQLite
 //   BENCH_SOAK_DB=postgres npm run bench -- soak  on PostgreSQL + Redis
 //   BENCH_SOAK_SECONDS=600 …                      another length of traffic
 //   BENCH_SOAK_SHORT=1 …                          60 s of traffic, 20 s idle, nothing written
 //   BENCH_SOAK_SNAPSHOTS=1 …                      heap snapshots before and after, compared
+//   BENCH_SOAK_ENTRY=DIR/main.js …                another build (scripts/build-server.mjs --outdir)
 //
-// Target: RSS on a plateau — growth over the last half of the traffic under 5%.
+// Target: RSS on a plateau — growth over the last half of the traffic (after a full GC at
+// half-time → after one at the end) under 5%.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -66,8 +69,12 @@ const sentence = (length = 6 + Math.floor(random() * 10)) =>
 
 interface Sample {
   t_s: number;
-  phase: 'start' | 'traffic' | 'idle' | 'after_gc';
+  /** `mid_gc` and `end_gc`: right after a full GC forced at half-time and at the end of traffic. */
+  phase: 'start' | 'traffic' | 'mid_gc' | 'end_gc' | 'idle' | 'after_gc';
   rss_mib: number;
+  /** RSS in anonymous pages (heaps, stacks) and in mapped files (code, the SQLite file). */
+  rss_anon_mib: number;
+  rss_file_mib: number;
   heap_used_mib: number;
   heap_total_mib: number;
   external_mib: number;
@@ -75,11 +82,31 @@ interface Sample {
   requests: number;
 }
 
-function sampleOf(usage: MemoryUsage, t: number, phase: Sample['phase'], requests: number): Sample {
+/** RssAnon and RssFile of a process, from /proc (Linux), in bytes. */
+function residentParts(pid: number): { anon: number; file: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) =>
+      Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+    return { anon: field('RssAnon'), file: field('RssFile') };
+  } catch {
+    return { anon: Number.NaN, file: Number.NaN };
+  }
+}
+
+function sampleOf(
+  usage: MemoryUsage,
+  parts: { anon: number; file: number },
+  t: number,
+  phase: Sample['phase'],
+  requests: number,
+): Sample {
   return {
     t_s: Math.round(t / 1000),
     phase,
     rss_mib: mib(usage.rss),
+    rss_anon_mib: mib(parts.anon),
+    rss_file_mib: mib(parts.file),
     heap_used_mib: mib(usage.heapUsed),
     heap_total_mib: mib(usage.heapTotal),
     external_mib: mib(usage.external),
@@ -206,7 +233,7 @@ interface Fixtures {
   knowledgeBaseId: string;
   pipelineId: string;
   documents: string[];
-  conversations: string[];
+  conversations: { id: string; turns: number }[];
 }
 
 const rows = [
@@ -244,23 +271,30 @@ const traffic: Record<string, (fixtures: Fixtures) => Promise<void>> = {
     if ((await readEventStream(response)) < 2) throw new Error('stream without events');
   },
   async turn({ client, conversations }) {
-    const continued = conversations.length > 0 && random() < 0.5;
-    const conversationId = continued ? pick(conversations) : undefined;
-    const answer = await client.expect(200, 'POST', '/v1/chat', {
-      user_id: conversationId === undefined ? `user-${Math.floor(random() * 500)}` : 'soak',
-      ...(conversationId === undefined ? {} : { conversation_id: conversationId }),
-      messages: [{ role: 'user', content: sentence() }],
-    });
-    if (!continued && random() < 0.3) {
-      // Continued turns all belong to user 'soak'.
-      const created = await client.expect(200, 'POST', '/v1/chat', {
-        user_id: 'soak',
+    // Half the turns continue one of 20 conversations of user 'soak' (each replaced, deleted,
+    // after 10 turns); the others start a conversation for one of 500 users and delete it.
+    if (conversations.length < 20 || random() < 0.5) {
+      const answer = await client.expect(200, 'POST', '/v1/chat', {
+        user_id: conversations.length < 20 ? 'soak' : `user-${Math.floor(random() * 500)}`,
         messages: [{ role: 'user', content: sentence() }],
       });
-      conversations.push(String(created.conversation_id));
-      if (conversations.length > 50) conversations.shift();
+      if (typeof answer.message !== 'string') throw new Error('no message');
+      const id = String(answer.conversation_id);
+      if (conversations.length < 20) conversations.push({ id, turns: 1 });
+      else await client.expect(200, 'DELETE', `/v1/conversations/${id}`);
+      return;
     }
-    if (typeof answer.message !== 'string') throw new Error('no message');
+    const conversation = pick(conversations);
+    conversation.turns += 1;
+    if (conversation.turns > 10) conversations.splice(conversations.indexOf(conversation), 1);
+    await client.expect(200, 'POST', '/v1/chat', {
+      user_id: 'soak',
+      conversation_id: conversation.id,
+      messages: [{ role: 'user', content: sentence() }],
+    });
+    if (conversation.turns > 10) {
+      await client.expect(200, 'DELETE', `/v1/conversations/${conversation.id}`);
+    }
   },
   async 'turn-stream'({ client }) {
     const response = await fetch(`${client.base}/v1/chat`, {
@@ -274,7 +308,10 @@ const traffic: Record<string, (fixtures: Fixtures) => Promise<void>> = {
       signal: AbortSignal.timeout(60_000),
     });
     if (response.status !== 200) throw new Error(`stream answered ${response.status}`);
-    if ((await readEventStream(response)) < 3) throw new Error('stream without events');
+    const text = await response.text();
+    const id = /"conversation_id":"([^"]+)"/.exec(text)?.[1];
+    if (id === undefined) throw new Error('stream without a conversation');
+    await client.expect(200, 'DELETE', `/v1/conversations/${id}`);
   },
   async ws({ client, wsBase }) {
     const socket = await openSocket(`${wsBase}/v1/ws`, { authorization: `Bearer ${client.key}` });
@@ -288,12 +325,13 @@ const traffic: Record<string, (fixtures: Fixtures) => Promise<void>> = {
       socket.socket.terminate();
       return;
     }
-    await socket.next('turn_end');
+    const end = await socket.next('turn_end');
     // A bad message is answered with an error, the socket stays open.
     socket.socket.send('{"type":"nope"}');
     await socket.next('error');
     socket.socket.close();
     await socket.closed;
+    await client.expect(200, 'DELETE', `/v1/conversations/${String(end.conversation_id)}`);
   },
   async voice({ client, wsBase }) {
     const session = await client.expect(201, 'POST', '/v1/voice/sessions', {
@@ -309,9 +347,10 @@ const traffic: Record<string, (fixtures: Fixtures) => Promise<void>> = {
     // 400 ms of silence in 20 ms frames: the detector runs, no turn starts.
     for (let frame = 0; frame < 20; frame += 1) socket.socket.send(Buffer.alloc(640));
     socket.socket.send(JSON.stringify({ type: 'text', text: 'Say a short sentence.' }));
-    await socket.next('turn_end');
+    const end = await socket.next('turn_end');
     socket.socket.close();
     await socket.closed;
+    await client.expect(200, 'DELETE', `/v1/conversations/${String(end.conversation_id)}`);
   },
   async 'knowledge-ingest'({ client, knowledgeBaseId, documents }) {
     const sections = Array.from(
@@ -483,22 +522,27 @@ export interface SoakRun {
   rss_start_mib: number;
   rss_peak_first_half_mib: number;
   rss_peak_mib: number;
-  rss_end_mib: number;
+  /** After a full GC at half-time and at the end of the traffic: the plateau's two points. */
+  rss_mid_gc_mib: number;
+  rss_end_gc_mib: number;
+  rss_anon_mid_gc_mib: number;
+  rss_anon_end_gc_mib: number;
   rss_after_idle_mib: number;
   rss_after_gc_mib: number;
   heap_start_after_gc_mib: number;
+  heap_mid_gc_mib: number;
+  heap_end_gc_mib: number;
   heap_after_idle_gc_mib: number;
+  /** Heap kept per exchange of the second half (heapUsed after GC, end minus half-time). */
+  heap_bytes_per_exchange_second_half: number;
   growth_last_half: number;
-  plateau: boolean;
+  anon_growth_last_half: number;
+  plateau: boolean | null;
+  heap_growth: { whole_run: HeapGrowth[]; second_half: HeapGrowth[] } | null;
   requests: number;
   failed: number;
   traffic: Record<string, { ok: number; failed: number; firstFailure?: string }>;
   samples: Sample[];
-  /** With snapshots only: the heap after a full GC at half-time. */
-  heap_mid_gc_mib: number | null;
-  /** Heap left behind per exchange of the second half (after GC at half-time and at the end). */
-  heap_bytes_per_exchange_second_half: number | null;
-  heap_growth: { whole_run: HeapGrowth[]; second_half: HeapGrowth[] } | null;
 }
 
 export async function runSoakBenchmark(): Promise<void> {
@@ -601,6 +645,7 @@ export async function runSoakBenchmark(): Promise<void> {
     const take = async (phase: Sample['phase']) => {
       const sample = sampleOf(
         await inspector!.memoryUsage(),
+        residentParts(service.pid!),
         Date.now() - started,
         phase,
         totalRequests(),
@@ -626,28 +671,35 @@ export async function runSoakBenchmark(): Promise<void> {
       Array.from({ length: workers }, (_, index) => worker(index, fixtures, deadline)),
     );
     const halfTime = Date.now() + (trafficSeconds * 1000) / 2;
-    let heapMid: { heapUsed: number; requests: number } | undefined;
+    // At half-time and at the end of the traffic a full GC is forced before sampling: the two
+    // points compare what the service keeps, not the garbage waiting for the collector (which
+    // saws up and down by tens of MiB with the collector's timing).
+    let mid: Sample | undefined;
+    let heapMid = { heapUsed: 0, requests: 0 };
     const snapshotMid = path.join(directory, 'mid.heapsnapshot');
     while (Date.now() < deadline) {
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(sampleEveryMs, deadline - Date.now())),
       );
       await take('traffic');
-      if (snapshots && heapMid === undefined && Date.now() >= halfTime) {
-        // At half-time, once everything used on first use is loaded: the heap after a full GC,
-        // against which the end's shows what the second half of the traffic left behind. (A
-        // snapshot costs the service hundreds of MiB that the allocator keeps: RSS after it is
-        // no longer the service's own.)
+      if (mid === undefined && Date.now() >= halfTime) {
         await inspector.collectGarbage();
+        mid = await take('mid_gc');
         heapMid = { heapUsed: (await inspector.memoryUsage()).heapUsed, requests: totalRequests() };
-        await inspector.writeHeapSnapshot(snapshotMid);
+        // A snapshot costs the service hundreds of MiB that its allocator keeps: with snapshots,
+        // RSS from here on is no longer the service's own.
+        if (snapshots) await inspector.writeHeapSnapshot(snapshotMid);
       }
     }
     await running;
+    await inspector.collectGarbage();
+    const endGc = await take('end_gc');
+    const heapEndTraffic = {
+      heapUsed: (await inspector.memoryUsage()).heapUsed,
+      requests: totalRequests(),
+    };
+    mid ??= endGc;
     const trafficSamples = samples.filter((sample) => sample.phase === 'traffic');
-    const end = trafficSamples.at(-1)!;
-    // Memory saws up and down between collections: the plateau is judged on the envelope, the
-    // highest RSS reached by half-time against the highest reached by the end.
     const halfTimeS = (halfTime - started) / 1000;
     const firstHalf = trafficSamples.filter((sample) => sample.t_s <= halfTimeS);
     const peakFirstHalf = Math.max(...firstHalf.map((sample) => sample.rss_mib));
@@ -681,7 +733,8 @@ export async function runSoakBenchmark(): Promise<void> {
       process.stdout.write(`${JSON.stringify(heapGrowth, null, 1)}\n`);
     }
 
-    const growth = (peak - peakFirstHalf) / peakFirstHalf;
+    const growth = (endGc.rss_mib - mid.rss_mib) / mid.rss_mib;
+    const anonGrowth = (endGc.rss_anon_mib - mid.rss_anon_mib) / mid.rss_anon_mib;
     const failed = [...counts.values()].reduce((sum, entry) => sum + entry.failed, 0);
     const run: SoakRun = {
       database,
@@ -695,20 +748,24 @@ export async function runSoakBenchmark(): Promise<void> {
       rss_start_mib: start.rss_mib,
       rss_peak_first_half_mib: peakFirstHalf,
       rss_peak_mib: peak,
-      rss_end_mib: end.rss_mib,
+      rss_mid_gc_mib: mid.rss_mib,
+      rss_end_gc_mib: endGc.rss_mib,
+      rss_anon_mid_gc_mib: mid.rss_anon_mib,
+      rss_anon_end_gc_mib: endGc.rss_anon_mib,
       rss_after_idle_mib: afterIdle.rss_mib,
       rss_after_gc_mib: afterGc.rss_mib,
       heap_start_after_gc_mib: mib(heapStart),
+      heap_mid_gc_mib: mib(heapMid.heapUsed),
+      heap_end_gc_mib: mib(heapEndTraffic.heapUsed),
       heap_after_idle_gc_mib: mib(heapEnd),
-      heap_mid_gc_mib: heapMid === undefined ? null : mib(heapMid.heapUsed),
-      heap_bytes_per_exchange_second_half:
-        heapMid === undefined
-          ? null
-          : Math.round(
-              (heapEnd - heapMid.heapUsed) / Math.max(1, totalRequests() - heapMid.requests),
-            ),
+      heap_bytes_per_exchange_second_half: Math.round(
+        (heapEndTraffic.heapUsed - heapMid.heapUsed) /
+          Math.max(1, heapEndTraffic.requests - heapMid.requests),
+      ),
       growth_last_half: Math.round(growth * 1000) / 1000,
-      plateau: growth < plateauLimit,
+      anon_growth_last_half: Math.round(anonGrowth * 1000) / 1000,
+      // Not judged with snapshots: taking one inflates RSS.
+      plateau: snapshots ? null : growth < plateauLimit,
       requests: totalRequests(),
       failed,
       traffic: Object.fromEntries(counts),
@@ -716,7 +773,7 @@ export async function runSoakBenchmark(): Promise<void> {
       heap_growth: heapGrowth,
     };
     report(run);
-    if (!run.plateau || failed > 0) process.exitCode = 1;
+    if (run.plateau === false || failed > 0) process.exitCode = 1;
   } catch (error) {
     // The service's own account of what went wrong, before its directory goes.
     try {
@@ -749,7 +806,7 @@ function runMarkdown(run: SoakRun): string {
   const samples = run.samples
     .map(
       (sample) =>
-        `| ${sample.t_s} | ${sample.phase} | ${sample.rss_mib} | ${sample.heap_used_mib} | ${sample.heap_total_mib} | ${sample.external_mib} | ${sample.requests} |`,
+        `| ${sample.t_s} | ${sample.phase} | ${sample.rss_mib} | ${sample.rss_anon_mib} | ${sample.rss_file_mib} | ${sample.heap_used_mib} | ${sample.heap_total_mib} | ${sample.external_mib} | ${sample.requests} |`,
     )
     .join('\n');
   const table = (
@@ -775,44 +832,36 @@ From half-time to after the idle minute (what the second half of the traffic lef
 
 ${table(run.heap_growth.second_half)}
 `;
-  const heapColumns: [string, string][] = [
-    ['heap at start', String(run.heap_start_after_gc_mib)],
-    ...(run.heap_mid_gc_mib === null
-      ? []
-      : ([['heap at half-time', String(run.heap_mid_gc_mib)]] as [string, string][])),
-    ['heap after idle', String(run.heap_after_idle_gc_mib)],
-    ...(run.heap_bytes_per_exchange_second_half === null
-      ? []
-      : ([
-          ['left per exchange, second half', `${run.heap_bytes_per_exchange_second_half} bytes`],
-        ] as [string, string][])),
-  ];
-  const heapTable = [
-    `| ${heapColumns.map(([name]) => name).join(' | ')} |`,
-    `|${heapColumns.map(() => '---:').join('|')}|`,
-    `| ${heapColumns.map(([, value]) => value).join(' | ')} |`,
-  ].join('\n');
+  const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+  const verdict =
+    run.plateau === null
+      ? 'not judged (heap snapshots were taken, and a snapshot inflates RSS)'
+      : run.plateau
+        ? 'yes'
+        : '**no**';
   return `## ${run.database === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite'} — ${run.when}
 
 \`${run.command}\`: ${run.traffic_seconds} s of traffic from ${run.workers} concurrent clients
 (${run.requests} exchanges, ${run.failed} failed), then ${run.idle_seconds} s idle and a forced full GC.
 
-| RSS start | RSS peak by half-time | RSS peak | RSS end of traffic | RSS after idle | RSS after GC | growth over the last half |
-|---:|---:|---:|---:|---:|---:|---:|
-| ${run.rss_start_mib} | ${run.rss_peak_first_half_mib} | ${run.rss_peak_mib} | ${run.rss_end_mib} | ${run.rss_after_idle_mib} | ${run.rss_after_gc_mib} | **${(run.growth_last_half * 100).toFixed(1)}%** |
+| RSS (MiB) | start | peak by half-time | peak | half-time, after GC | end of traffic, after GC | after idle | after idle and GC |
+|---|---:|---:|---:|---:|---:|---:|---:|
+| all | ${run.rss_start_mib} | ${run.rss_peak_first_half_mib} | ${run.rss_peak_mib} | ${run.rss_mid_gc_mib} | ${run.rss_end_gc_mib} | ${run.rss_after_idle_mib} | ${run.rss_after_gc_mib} |
+| of it anonymous | | | | ${run.rss_anon_mid_gc_mib} | ${run.rss_anon_end_gc_mib} | | |
 
-${heapTable}
+| heap used after GC (MiB) | start | half-time | end of traffic | after idle | kept per exchange, second half |
+|---|---:|---:|---:|---:|---:|
+| | ${run.heap_start_after_gc_mib} | ${run.heap_mid_gc_mib} | ${run.heap_end_gc_mib} | ${run.heap_after_idle_gc_mib} | ${run.heap_bytes_per_exchange_second_half} bytes |
 
-(MiB; heap figures are \`heapUsed\` after a forced full GC.) Plateau (the highest RSS grew by less
-than ${plateauLimit * 100}% from half-time to the end; memory saws up and down between collections, so the
-envelope is compared rather than two samples): ${run.plateau ? 'yes' : '**no**'}.
+RSS growth over the last half (after GC at half-time → after GC at the end): **${pct(run.growth_last_half)}**
+(anonymous memory: ${pct(run.anon_growth_last_half)}). Plateau (under ${plateauLimit * 100}%): ${verdict}.
 
 | traffic | done | failed (first failure) |
 |---|---:|---:|
 ${traffic}
 
-| t (s) | phase | RSS | heap used | heap total | external | exchanges so far |
-|---:|---|---:|---:|---:|---:|---:|
+| t (s) | phase | RSS | anonymous | file-backed | heap used | heap total | external | exchanges so far |
+|---:|---|---:|---:|---:|---:|---:|---:|---:|
 ${samples}
 ${growth}`;
 }
@@ -842,14 +891,20 @@ Redis) · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The built s
 (\`dist/main.js\`, started with \`--inspect\` on loopback so that the bench can read
 \`process.memoryUsage()\` and force a full GC), the fake OpenAI-compatible upstream and the clients
 each run in their own process. Every client takes the same round in turn: chat completions plain
-and streamed; stored chat turns plain and streamed, new and continued conversations; the general
-WebSocket (init, a text turn, an error, a close — a quarter hung up mid-answer); a voice session
-and its stream (silence frames, a typed turn, an answer spoken by eSpeak NG); knowledge documents
-added (the oldest deleted beyond 100) and searched (hybrid, embeddings from the fake upstream);
-a three-stage pipeline run synchronously and asynchronously with its event stream followed;
-refused requests (unmatched URLs, invalid bodies, unknown models, wrong keys); an API key created,
-used over HTTP and WebSocket, then revoked. Memory is sampled every ${sampleEveryMs / 1000} s.
-Target: RSS on a plateau — growth from half-time to the end of the traffic under ${plateauLimit * 100}%.
+and streamed; stored chat turns plain and streamed (half continue one of 20 conversations, each
+deleted after 10 turns; the others start a conversation and delete it); the general WebSocket (init,
+a text turn, an error, a close — a quarter hung up mid-answer); a voice session and its stream
+(silence frames, a typed turn, an answer spoken by eSpeak NG); knowledge documents added (the
+oldest deleted beyond 100) and searched (hybrid, embeddings from the fake upstream); a three-stage
+pipeline run synchronously and asynchronously with its event stream followed; refused requests
+(unmatched URLs, invalid bodies, unknown models, wrong keys); an API key created, used over HTTP
+and WebSocket, then revoked. The data stay about the same size (conversations and documents are
+deleted), except the records that are kept by design (usage, executions, revoked keys).
+
+Memory is sampled every ${sampleEveryMs / 1000} s. At half-time and at the end of the traffic a full GC is forced
+before sampling, so that the two points compare what the service keeps rather than garbage waiting
+for the collector (between collections RSS saws up and down by tens of MiB). Target: RSS on a
+plateau — under ${plateauLimit * 100}% growth from the first point to the second.
 
 ${(['sqlite', 'postgres'] as const)
   .map((name) => runs[name])
