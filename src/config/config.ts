@@ -174,6 +174,11 @@ export interface SpeechConfig {
   readonly preload: boolean;
   /** How long an engine call may take. */
   readonly engineTimeoutMs: number;
+  /**
+   * PocketSphinx processes one transcription model runs at once (default: the cores, at least 2);
+   * further utterances wait in a bounded queue.
+   */
+  readonly transcriptionProcesses: number;
   /** Where system programs (PocketSphinx) are looked for: the environment's PATH. */
   readonly programSearchPath: readonly string[];
   readonly realtime: {

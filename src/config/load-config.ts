@@ -303,6 +303,7 @@ const fileSchema = z.strictObject({
         .strictObject({
           token_ttl_seconds: z.int().min(5).max(3600).optional(),
           session_ttl_seconds: z.int().min(10).max(86_400).optional(),
+      transcription_processes: z.int().min(1).max(64).optional(),
           idle_timeout_ms: z.int().min(1000).max(3_600_000).optional(),
           max_message_bytes: z
             .int()
@@ -689,6 +690,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     },
     templates,
     secrets: {
+      transcriptionProcesses: file.speech?.transcription_processes ?? Math.max(2, cores),
       get: (name: string) => {
         const value = env[name];
         return value === undefined || value === '' ? undefined : value;

@@ -37,6 +37,8 @@ function shown(file: string): string {
 export interface SpeechEnginesOptions {
   workerThreads: number;
   engineTimeoutMs: number;
+  /** PocketSphinx processes per model at once. */
+  transcriptionProcesses?: number;
   /** Directories searched for system programs (PocketSphinx). */
   programSearchPath: readonly string[];
   /** Where `hf:` model files come from (HF_ENDPOINT) and the token for gated ones. */
@@ -59,6 +61,7 @@ export class SpeechEngines {
     return new SpeechEngines({
       workerThreads,
       engineTimeoutMs: config.speech.engineTimeoutMs,
+      transcriptionProcesses: config.speech.transcriptionProcesses,
       programSearchPath: config.speech.programSearchPath,
       huggingFaceEndpoint: config.models.huggingFaceEndpoint,
       huggingFaceToken: () => config.secrets.get('HF_TOKEN'),
@@ -110,7 +113,11 @@ export class SpeechEngines {
   transcriptionModel(definition: EngineModelDefinition): TranscriptionModel {
     switch (definition.provider) {
       case 'pocketsphinx': {
-        const model = new PocketSphinxModel(definition, this.options.engineTimeoutMs);
+        const model = new PocketSphinxModel(
+          definition,
+          this.options.engineTimeoutMs,
+          this.options.transcriptionProcesses,
+        );
         this.pocketsphinxModels.add(model);
         return model;
       }

@@ -1,13 +1,19 @@
 // Transcription by the system's PocketSphinx (Debian's pocketsphinx and pocketsphinx-en-us): one
 // pocketsphinx_continuous process per utterance, fed raw 16 kHz PCM through a named pipe while
 // the user speaks, so that little is left to decode when they stop. A process is started ahead
-// of need (it takes ~0.4 s of CPU to load its model), and every process is bounded in time and
-// output.
+// of need (it takes ~0.4 s of CPU to load its model); at most `maxProcesses` run at once, others
+// wait their turn in a bounded queue; every process is bounded in time and output.
+//
+// The pipe is opened for writing only once the recogniser has opened it for reading (a
+// non-blocking open fails until then): audio written and closed before the reader arrives would
+// be discarded with the pipe, and the recogniser would then wait for a writer forever.
 import { execFile, type ChildProcess } from 'node:child_process';
-import type { WriteStream } from 'node:fs';
-import { mkdtemp, open, unlink } from 'node:fs/promises';
+import { constants as fsConstants, open as openCallback } from 'node:fs';
+import { mkdtemp, unlink } from 'node:fs/promises';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { EngineModelDefinition } from '../../../config/config.js';
 import { UpstreamError, RequestAbortedError } from '../../spec.js';
@@ -19,7 +25,14 @@ import type {
 } from '../speech-models.js';
 
 const execFileAsync = promisify(execFile);
+const openFd = promisify(openCallback);
 const sampleRate = 16_000;
+/** How long a recogniser may take to load its model and open its pipe. */
+const startTimeoutMs = 20_000;
+/** After the end of the audio: this long, plus twice the audio's duration, to finish decoding. */
+const decodeGraceMs = 10_000;
+/** Utterances waiting for a process, per model, beyond which a request is refused (503). */
+const maxWaiting = 64;
 const maxOutputBytes = 1024 * 1024;
 /** A word line of `-time yes` output: word, start, end, posterior probability. */
 const segmentLine = /^(\S+) (-?\d+\.\d+) (-?\d+\.\d+) (-?\d+\.\d+)$/;
@@ -53,11 +66,74 @@ function transcriptionOf(decoded: Decoded): Transcription {
   return { text, language: 'en', confidence };
 }
 
-/** A running recogniser and the named pipe its audio goes through. */
+/** A running recogniser and the named pipe its audio goes through (opened by both ends). */
 interface Recogniser {
   child: ChildProcess;
-  input: WriteStream;
+  input: Socket;
   fifo: string;
+}
+
+/** Opens `fifo` for writing once a reader has it open; null if `gone()` first, or on timeout. */
+async function openWhenRead(fifo: string, gone: () => boolean): Promise<number | null> {
+  const deadline = Date.now() + startTimeoutMs;
+  for (;;) {
+    try {
+      return await openFd(fifo, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+    } catch (error) {
+      // ENXIO: nobody reads the pipe yet.
+      if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error;
+    }
+    if (gone() || Date.now() > deadline) return null;
+    await sleep(15);
+  }
+}
+
+/** Processes running at once, and the utterances waiting for one, in order of arrival. */
+class ProcessSlots {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly size: number) {}
+
+  async acquire(signal: AbortSignal): Promise<() => void> {
+    if (this.running < this.size) {
+      this.running += 1;
+      return this.releaser();
+    }
+    if (this.waiting.length >= maxWaiting) {
+      throw new UpstreamError(
+        'model_unavailable',
+        'Every PocketSphinx process is busy and the queue is full; retry in a moment.',
+        { retryAfterSeconds: 2, fallbackWorthy: false },
+      );
+    }
+    await new Promise<void>((resolve, reject) => {
+      const turn = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const index = this.waiting.indexOf(turn);
+        if (index !== -1) this.waiting.splice(index, 1);
+        reject(new RequestAbortedError());
+      };
+      this.waiting.push(turn);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return this.releaser();
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      // The slot passes straight to the next utterance in line.
+      if (next !== undefined) next();
+      else this.running -= 1;
+    };
+  }
 }
 
 export class PocketSphinxModel implements TranscriptionModel {
@@ -66,11 +142,15 @@ export class PocketSphinxModel implements TranscriptionModel {
   private directory: Promise<string> | undefined;
   private sequence = 0;
   private closed = false;
+  private readonly slots: ProcessSlots;
 
   constructor(
     private readonly definition: EngineModelDefinition,
     private readonly timeoutMs: number,
-  ) {}
+    maxProcesses = 2,
+  ) {
+    this.slots = new ProcessSlots(maxProcesses);
+  }
 
   async transcribe(request: TranscriptionRequest): Promise<Transcription> {
     const stream = this.openStream({
@@ -87,13 +167,18 @@ export class PocketSphinxModel implements TranscriptionModel {
     signal: AbortSignal;
     onInterim: (text: string) => void;
   }): TranscriptionStream {
-    const taken = this.spare;
-    this.spare = null;
-    const recogniser = (taken ?? this.start()).then((candidate) =>
-      candidate.child.exitCode === null && candidate.child.signalCode === null
-        ? candidate
-        : this.start(),
-    );
+    const slot = this.slots.acquire(options.signal);
+    const recogniser = slot.then(() => {
+      const taken = this.spare;
+      this.spare = null;
+      return (taken ?? this.start()).then((candidate) =>
+        candidate.child.exitCode === null && candidate.child.signalCode === null
+          ? candidate
+          : this.start(),
+      );
+    });
+    // Whatever happens to the utterance, its process slot is given back once.
+    const release = () => void slot.then((free) => free()).catch(() => undefined);
     // The next utterance finds its process loaded.
     setImmediate(() => {
       if (this.spare === null && !this.closed) {
@@ -104,16 +189,36 @@ export class PocketSphinxModel implements TranscriptionModel {
     const pending: Buffer[] = [];
     let ready: Recogniser | null = null;
     let ended = false;
+    let samplesWritten = 0;
     let output = '';
     let interim = '';
+    /** Arms the decoding deadline once the audio has ended (set when the process is ready). */
+    let armDecodeDeadline: () => void = () => undefined;
     const finished = recogniser.then(
       (current) =>
         new Promise<Transcription>((resolve, reject) => {
           ready = current;
           const { child } = current;
+          let timedOut = false;
+          const kill = () => {
+            timedOut = true;
+            child.kill('SIGKILL');
+          };
           // Bounded in time from the first word: the utterance itself is bounded by its caller.
-          const deadline = setTimeout(() => child.kill('SIGKILL'), this.timeoutMs);
+          const deadline = setTimeout(kill, this.timeoutMs);
           deadline.unref();
+          // Once the audio has ended, decoding what is left takes a fraction of its duration.
+          let decodeDeadline: NodeJS.Timeout | null = null;
+          armDecodeDeadline = () => {
+            if (decodeDeadline !== null) return;
+            const audioMs = (samplesWritten / sampleRate) * 1000;
+            decodeDeadline = setTimeout(
+              kill,
+              Math.min(this.timeoutMs, decodeGraceMs + 2 * audioMs),
+            );
+            decodeDeadline.unref();
+          };
+          if (ended) armDecodeDeadline();
           const onAbort = () => child.kill('SIGKILL');
           options.signal.addEventListener('abort', onAbort, { once: true });
           child.stdout?.setEncoding('utf8');
@@ -127,12 +232,21 @@ export class PocketSphinxModel implements TranscriptionModel {
           });
           child.once('close', (code, signal) => {
             clearTimeout(deadline);
+            if (decodeDeadline !== null) clearTimeout(decodeDeadline);
             options.signal.removeEventListener('abort', onAbort);
             current.input.destroy();
             void unlink(current.fifo).catch(() => undefined);
             if (options.signal.aborted) reject(new RequestAbortedError());
             else if (code === 0) resolve(transcriptionOf(parseOutput(output)));
-            else
+            else if (timedOut) {
+              reject(
+                new UpstreamError(
+                  'upstream_timeout',
+                  `PocketSphinx did not finish transcribing in time (model '${this.definition.name}').`,
+                  { fallbackWorthy: false },
+                ),
+              );
+            } else
               reject(this.failure(new Error(`exited with ${code ?? signal ?? 'unknown status'}`)));
           });
           for (const chunk of pending.splice(0)) current.input.write(chunk);
@@ -141,15 +255,20 @@ export class PocketSphinxModel implements TranscriptionModel {
     );
     // Observed by finish(); until then a failure must not count as unhandled.
     finished.catch(() => undefined);
+    void finished.then(release, release);
     return {
       write(samples: Int16Array) {
+        samplesWritten += samples.length;
         const chunk = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
         if (ready === null) pending.push(Buffer.from(chunk));
         else ready.input.write(chunk);
       },
       finish() {
         ended = true;
-        ready?.input.end();
+        if (ready !== null) {
+          ready.input.end();
+          armDecodeDeadline();
+        }
         return finished;
       },
       abort() {
@@ -175,9 +294,9 @@ export class PocketSphinxModel implements TranscriptionModel {
   }
 
   /**
-   * Starts a recogniser reading a named pipe: a child's standard input is a socket, which
-   * pocketsphinx cannot open by name. The pipe is opened read-write on this side so that opening
-   * never waits for the reader; closing it is the end of the audio.
+   * Starts a recogniser reading a named pipe (a child's standard input is a socket, which
+   * pocketsphinx cannot open by name) and resolves once it has opened the pipe and this side holds
+   * its writing end; closing that is the end of the audio.
    */
   private async start(): Promise<Recogniser> {
     this.directory ??= mkdtemp(path.join(tmpdir(), 'pocketsphinx-'));
@@ -211,8 +330,24 @@ export class PocketSphinxModel implements TranscriptionModel {
       { maxBuffer: maxOutputBytes, windowsHide: true },
     );
     child.once('error', () => undefined);
-    const handle = await open(fifo, 'r+');
-    const input = handle.createWriteStream();
+    let exited = false;
+    child.once('close', () => {
+      exited = true;
+    });
+    let fd: number | null;
+    try {
+      fd = await openWhenRead(fifo, () => exited || this.closed);
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw this.failure(error);
+    }
+    if (fd === null) {
+      child.kill('SIGKILL');
+      void unlink(fifo).catch(() => undefined);
+      throw this.failure(new Error('the recogniser never opened its input'));
+    }
+    // A FIFO descriptor as a libuv pipe: writes wait for room instead of failing with EAGAIN.
+    const input = new Socket({ fd, readable: false, writable: true });
     input.on('error', () => undefined);
     const recogniser = { child, input, fifo };
     // A spare left unused for long is stopped; the next utterance starts its own.

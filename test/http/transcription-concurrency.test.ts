@@ -1,0 +1,65 @@
+// The first transcription of a fresh service, and ten at once, all answer with the right text
+// (issue 18): PocketSphinx's pipe is written only once the recogniser has opened it, and
+// utterances beyond the process limit wait their turn instead of failing after a minute.
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  offlineSpeechModels,
+  startChatHarness,
+  type ChatHarness,
+} from '../support/chat-harness.js';
+import { allDialects } from '../support/dialects.js';
+import { bearer } from '../support/test-app.js';
+
+const wav = readFileSync(new URL('../fixtures/audio/numbers.wav', import.meta.url)).toString(
+  'base64',
+);
+const numbers = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
+const heard = (text: string) => {
+  const words = new Set(text.toLowerCase().split(/\W+/));
+  return numbers.filter((word) => words.has(word)).length;
+};
+
+describe.each(allDialects)('PocketSphinx on a fresh service ($name)', (dialect) => {
+  let harness: ChatHarness | undefined;
+  afterEach(async () => {
+    await harness?.close();
+    harness = undefined;
+  });
+
+  const transcribe = async (service: ChatHarness) => {
+    const response = await service.app.inject({
+      method: 'POST',
+      url: '/v1/speech/transcribe',
+      headers: bearer(service.adminKey),
+      payload: { audio: wav, config: { language_code: 'en-US' } },
+    });
+    return { status: response.statusCode, body: response.json<{ text?: string }>() };
+  };
+
+  it('answers the very first transcription, then ten at once, each with the right text', async () => {
+    harness = await startChatHarness({
+      dialect,
+      extraModels: offlineSpeechModels,
+      // Two processes at a time: the other eight utterances wait for one.
+      overrides: { speech: { transcription_processes: 2 } },
+    });
+    const first = await transcribe(harness);
+    expect(first.status).toBe(200);
+    expect(heard(first.body.text ?? '')).toBeGreaterThanOrEqual(6);
+    const service = harness;
+    const ten = await Promise.all(Array.from({ length: 10 }, () => transcribe(service)));
+    // The decoder is deterministic: the same clip gives the same text, whatever ran beside it.
+    expect(ten.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    expect(ten.map((answer) => answer.body.text)).toEqual(Array(10).fill(first.body.text));
+  }, 180_000);
+
+  it('answers ten at once as the first requests of a fresh service', async () => {
+    harness = await startChatHarness({ dialect, extraModels: offlineSpeechModels });
+    const service = harness;
+    const ten = await Promise.all(Array.from({ length: 10 }, () => transcribe(service)));
+    expect(ten.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    expect(heard(ten[0]!.body.text ?? '')).toBeGreaterThanOrEqual(6);
+    expect(new Set(ten.map((answer) => answer.body.text)).size).toBe(1);
+  }, 180_000);
+});
