@@ -273,6 +273,7 @@ export async function createServices(
     config.rateLimits.tiers,
     redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis },
     overrides.rateLimitPrefix ?? redisName(config, 'rl'),
+    config.rateLimits.accountTiers,
   );
   const sessions = new SessionService({
     sessions: new SessionsRepository(storage.db),

@@ -103,6 +103,7 @@ describe.each(allDialects)('storage on $name', (dialect) => {
       name: 'Owner',
       kind: 'owner' as const,
       createdAt: new Date().toISOString(),
+      tier: null,
     };
     await accounts.insert(owner);
     await accounts.insert({ ...owner, id: newId('acct'), kind: 'member', name: 'Member' });
@@ -129,6 +130,7 @@ describe.each(allDialects)('storage on $name', (dialect) => {
     expect(await keys.findCredentialByHash(record.keyHash)).toEqual({
       ...record,
       accountKind: 'owner',
+      accountTier: null,
     });
     expect(await keys.findInAccount(newId('acct'), record.id)).toBeUndefined();
   });

@@ -85,17 +85,21 @@ export class AccountService {
     tier: string | undefined,
     presetKey?: string,
   ): Promise<AccountWithAdminKey> {
-    const account: Account = {
-      id: newId('acct'),
-      name,
-      kind,
-      createdAt: new Date(this.now()).toISOString(),
-    };
+    const id = newId('acct');
     const created = this.options.apiKeys.prepare(
-      account.id,
+      id,
       { name: `${name} admin key`, scopes: ['admin'], ...(tier === undefined ? {} : { tier }) },
       presetKey,
     );
+    // A member account's ceiling follows the tier its first admin key was given; the owner's
+    // account (the operator's) has none above its keys' own limits.
+    const account: Account = {
+      id,
+      name,
+      kind,
+      createdAt: new Date(this.now()).toISOString(),
+      tier: kind === 'owner' ? null : created.record.tier,
+    };
     await this.options.db.transaction().execute(async (transaction) => {
       await this.options.accounts.insert(account, transaction);
       await this.options.apiKeys.store(created, transaction);

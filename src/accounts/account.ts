@@ -8,4 +8,10 @@ export interface Account {
   name: string;
   kind: AccountKind;
   createdAt: string;
+  /**
+   * The rate-limit tier of the account's ceiling (all its keys together): the tier of the admin
+   * key it was created with. Null or absent for none (the owner's account): no ceiling above its
+   * keys' own limits.
+   */
+  tier?: string | null;
 }

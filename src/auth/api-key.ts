@@ -20,4 +20,6 @@ export interface ApiKeyRecord {
 /** A key record with its account's kind, as the authenticator needs it. */
 export interface CredentialRecord extends ApiKeyRecord {
   accountKind: AccountKind;
+  /** The tier of the account's rate-limit ceiling (null: none, the owner's account). */
+  accountTier: string | null;
 }

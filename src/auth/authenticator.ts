@@ -17,6 +17,8 @@ export interface Principal {
   readonly accountKind: AccountKind;
   readonly scopes: readonly Scope[];
   readonly tier: string;
+  /** The tier of the account's rate-limit ceiling (null: none, the owner's account). */
+  readonly accountTier: string | null;
   /** Set when the request came with a dashboard session (opened with this key) instead of the key. */
   readonly sessionId?: string;
 }
@@ -44,6 +46,7 @@ export function verifiableCredential(record: CredentialRecord): VerifiableCreden
       accountKind: record.accountKind,
       scopes: record.scopes,
       tier: record.tier,
+      accountTier: record.accountTier,
     }),
   };
 }

@@ -1,8 +1,10 @@
-// Per-key rate limits over two fixed windows (minute and day), in memory or in Redis.
+// Per-key rate limits over two fixed windows (minute and day), and above them a ceiling per account
+// (the sum over all its keys, so a tenant cannot multiply its quota by minting keys), in memory or
+// in Redis.
 //
-// Both windows count a request or neither does: the minute window is consumed first; a request it
-// refuses never touches the day window, and a request the day window refuses gives its minute point
-// back. Each window's counter is atomic in its store (rate-limiter-flexible: in-process counters, or
+// Every window counts a request or none does: the key's minute window is consumed first, then its
+// day window, then the account's minute and day windows; a window that refuses the request leaves
+// the later ones untouched and gives the earlier ones their point back. Each window's counter is atomic in its store (rate-limiter-flexible: in-process counters, or
 // one Lua script per consume in Redis), which is what makes the count exact under concurrency.
 import type { Redis } from 'ioredis';
 import {
@@ -15,10 +17,13 @@ import type { RateLimitTier } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 
 export type WindowName = 'minute' | 'day';
+/** Whose count a window is: the key's own, or its account's (all the account's keys together). */
+export type LimitScope = 'key' | 'account';
 
 const windowSeconds: Record<WindowName, number> = { minute: 60, day: 86_400 };
 
 export interface WindowState {
+  readonly scope: LimitScope;
   readonly window: WindowName;
   readonly limit: number;
   readonly remaining: number;
@@ -26,11 +31,14 @@ export interface WindowState {
   readonly resetMs: number;
 }
 
+/** The key's minute and day windows, then (when an account is counted) the account's. */
+export type DecisionWindows = readonly [WindowState, WindowState, ...WindowState[]];
+
 export type RateLimitDecision =
-  | { readonly allowed: true; readonly windows: readonly [WindowState, WindowState] }
+  | { readonly allowed: true; readonly windows: DecisionWindows }
   | {
       readonly allowed: false;
-      readonly windows: readonly [WindowState, WindowState];
+      readonly windows: DecisionWindows;
       /** The window whose reset is awaited: the later of the exhausted ones. */
       readonly limitedBy: WindowState;
       /** Whole seconds until a request would be allowed again (never an underestimate). */
@@ -43,13 +51,18 @@ export function rateLimitExceeded(
   options: { retryAfterInDetails?: boolean } = {},
 ): AppError {
   const { limitedBy } = decision;
+  const whose =
+    limitedBy.scope === 'account'
+      ? "this key's account (all its API keys together)"
+      : 'this API key';
   return new AppError(
     'rate_limit_exceeded',
-    `Rate limit of ${limitedBy.limit} requests per ${limitedBy.window} exceeded for this API key. Retry after ${decision.retryAfterSeconds} s.`,
+    `Rate limit of ${limitedBy.limit} requests per ${limitedBy.window} exceeded for ${whose}. Retry after ${decision.retryAfterSeconds} s.`,
     {
       details: {
         limit: limitedBy.limit,
         window: limitedBy.window,
+        limit_scope: limitedBy.scope,
         reset_at: new Date(Date.now() + limitedBy.resetMs).toISOString(),
         ...(options.retryAfterInDetails === true
           ? { retry_after: decision.retryAfterSeconds }
@@ -67,71 +80,178 @@ interface TierLimiters {
   tier: RateLimitTier;
 }
 
+/** The account a request counts against, and the tier its ceiling comes from. */
+export interface AccountSubject {
+  readonly id: string;
+  /**
+   * The account's tier; null: no ceiling (the owner's account); a tier no longer configured: the
+   * key's tier.
+   */
+  readonly tier: string | null;
+}
+
 export class RateLimiter {
   private readonly limiters = new Map<string, TierLimiters>();
+  private readonly accountLimiters = new Map<string, TierLimiters>();
 
+  /**
+   * `accountTiers`: per tier, the ceiling of an account of that tier; without it no account
+   * ceiling is counted.
+   */
   constructor(
     private readonly tiers: Readonly<Record<string, RateLimitTier>>,
     private readonly store: RateLimitStore,
     private readonly keyPrefix = 'rl',
+    private readonly accountTiers?: Readonly<Record<string, RateLimitTier>>,
   ) {}
 
   get storeKind(): RateLimitStore['kind'] {
     return this.store.kind;
   }
 
-  /** Counts one request for `subject` (an API key id) against both windows of its tier. */
-  async consume(subject: string, tierName: string): Promise<RateLimitDecision> {
+  /**
+   * Counts one request for `subject` (an API key id) against both windows of its tier, then, when
+   * `account` is given, against both windows of the account's ceiling.
+   */
+  async consume(
+    subject: string,
+    tierName: string,
+    account?: AccountSubject,
+  ): Promise<RateLimitDecision> {
     const limiters = this.limitersFor(tierName);
+    const ceiling = account === undefined ? undefined : this.accountLimitersFor(account, tierName);
+    /** The account's windows as they stand (for a request the key's own windows refused). */
+    const accountNow = async (): Promise<WindowState[]> => {
+      if (ceiling === undefined || account === undefined) return [];
+      const [accountMinute, accountDay] = await Promise.all([
+        ceiling.minute.get(account.id),
+        ceiling.day.get(account.id),
+      ]);
+      return [
+        state('account', 'minute', ceiling.tier.perMinute, accountMinute),
+        state('account', 'day', ceiling.tier.perDay, accountDay),
+      ];
+    };
     const minute = await this.tryConsume(limiters.minute, subject);
     if (!minute.allowed) {
-      const day = await limiters.day.get(subject);
-      return this.refused(limiters.tier, 'minute', minute.result, day);
+      const [day, others] = await Promise.all([limiters.day.get(subject), accountNow()]);
+      return this.refused(
+        [
+          state('key', 'minute', limiters.tier.perMinute, minute.result),
+          state('key', 'day', limiters.tier.perDay, day),
+          ...others,
+        ],
+        0,
+      );
     }
     const day = await this.tryConsume(limiters.day, subject);
     if (!day.allowed) {
-      const refunded = await limiters.minute.reward(subject, 1);
-      return this.refused(limiters.tier, 'day', refunded, day.result);
+      const [refunded, others] = await Promise.all([
+        limiters.minute.reward(subject, 1),
+        accountNow(),
+      ]);
+      return this.refused(
+        [
+          state('key', 'minute', limiters.tier.perMinute, refunded),
+          state('key', 'day', limiters.tier.perDay, day.result),
+          ...others,
+        ],
+        1,
+      );
+    }
+    const keyWindows = [
+      state('key', 'minute', limiters.tier.perMinute, minute.result),
+      state('key', 'day', limiters.tier.perDay, day.result),
+    ] as const;
+    if (ceiling === undefined || account === undefined) {
+      return { allowed: true, windows: keyWindows };
+    }
+    const refundKey = async () => {
+      const [minuteBack, dayBack] = await Promise.all([
+        limiters.minute.reward(subject, 1),
+        limiters.day.reward(subject, 1),
+      ]);
+      return [
+        state('key', 'minute', limiters.tier.perMinute, minuteBack),
+        state('key', 'day', limiters.tier.perDay, dayBack),
+      ] as const;
+    };
+    const accountMinute = await this.tryConsume(ceiling.minute, account.id);
+    if (!accountMinute.allowed) {
+      const [keyBack, accountDay] = await Promise.all([refundKey(), ceiling.day.get(account.id)]);
+      return this.refused(
+        [
+          ...keyBack,
+          state('account', 'minute', ceiling.tier.perMinute, accountMinute.result),
+          state('account', 'day', ceiling.tier.perDay, accountDay),
+        ],
+        2,
+      );
+    }
+    const accountDay = await this.tryConsume(ceiling.day, account.id);
+    if (!accountDay.allowed) {
+      const [keyBack, accountMinuteBack] = await Promise.all([
+        refundKey(),
+        ceiling.minute.reward(account.id, 1),
+      ]);
+      return this.refused(
+        [
+          ...keyBack,
+          state('account', 'minute', ceiling.tier.perMinute, accountMinuteBack),
+          state('account', 'day', ceiling.tier.perDay, accountDay.result),
+        ],
+        3,
+      );
     }
     return {
       allowed: true,
       windows: [
-        state('minute', limiters.tier.perMinute, minute.result),
-        state('day', limiters.tier.perDay, day.result),
+        ...keyWindows,
+        state('account', 'minute', ceiling.tier.perMinute, accountMinute.result),
+        state('account', 'day', ceiling.tier.perDay, accountDay.result),
       ],
     };
   }
 
-  /** The current state of both windows without counting a request. */
-  async peek(subject: string, tierName: string): Promise<RateLimitDecision> {
+  /** The current state of the windows without counting a request. */
+  async peek(
+    subject: string,
+    tierName: string,
+    account?: AccountSubject,
+  ): Promise<RateLimitDecision> {
     const limiters = this.limitersFor(tierName);
-    const [minute, day] = await Promise.all([
+    const ceiling = account === undefined ? undefined : this.accountLimitersFor(account, tierName);
+    const [minute, day, accountMinute, accountDay] = await Promise.all([
       limiters.minute.get(subject),
       limiters.day.get(subject),
+      ceiling === undefined || account === undefined ? null : ceiling.minute.get(account.id),
+      ceiling === undefined || account === undefined ? null : ceiling.day.get(account.id),
     ]);
+    const keyWindows = [
+      state('key', 'minute', limiters.tier.perMinute, minute),
+      state('key', 'day', limiters.tier.perDay, day),
+    ] as const;
     return {
       allowed: true,
-      windows: [
-        state('minute', limiters.tier.perMinute, minute),
-        state('day', limiters.tier.perDay, day),
-      ],
+      windows:
+        ceiling === undefined
+          ? keyWindows
+          : [
+              ...keyWindows,
+              state('account', 'minute', ceiling.tier.perMinute, accountMinute),
+              state('account', 'day', ceiling.tier.perDay, accountDay),
+            ],
     };
   }
 
-  private refused(
-    tier: RateLimitTier,
-    refusedBy: WindowName,
-    minuteResult: RateLimiterRes | null,
-    dayResult: RateLimiterRes | null,
-  ): RateLimitDecision {
-    const windows = [
-      state('minute', tier.perMinute, minuteResult),
-      state('day', tier.perDay, dayResult),
-    ] as const;
-    const refusing = refusedBy === 'minute' ? windows[0] : windows[1];
+  /** A refusal by `windows[refusing]`, awaiting the latest reset among the exhausted windows. */
+  private refused(windows: DecisionWindows, refusing: number): RateLimitDecision {
     const limitedBy = windows
       .filter((window) => window.remaining === 0)
-      .reduce((latest, window) => (window.resetMs > latest.resetMs ? window : latest), refusing);
+      .reduce(
+        (latest, window) => (window.resetMs > latest.resetMs ? window : latest),
+        windows[refusing]!,
+      );
     return {
       allowed: false,
       windows,
@@ -157,23 +277,44 @@ export class RateLimiter {
   private limitersFor(tierName: string): TierLimiters {
     const existing = this.limiters.get(tierName);
     if (existing !== undefined) return existing;
-    const tier = Object.hasOwn(this.tiers, tierName) ? this.tiers[tierName] : undefined;
+    const tier = this.tiers[tierName];
     if (tier === undefined) throw new Error(`rate-limit tier '${tierName}' is not configured`);
     const created: TierLimiters = {
       tier,
-      minute: this.createLimiter(tierName, 'minute', tier.perMinute),
-      day: this.createLimiter(tierName, 'day', tier.perDay),
+      minute: this.createLimiter(`${this.keyPrefix}:${tierName}:minute`, 'minute', tier.perMinute),
+      day: this.createLimiter(`${this.keyPrefix}:${tierName}:day`, 'day', tier.perDay),
     };
     this.limiters.set(tierName, created);
     return created;
   }
 
-  private createLimiter(tierName: string, window: WindowName, points: number): RateLimiterAbstract {
-    const options = {
-      points,
-      duration: windowSeconds[window],
-      keyPrefix: `${this.keyPrefix}:${tierName}:${window}`,
+  /**
+   * The ceiling of `account`: its tier's, else the key's tier's. Its counters do not depend on the
+   * tier, so an account whose tier changes keeps its count.
+   */
+  private accountLimitersFor(account: AccountSubject, keyTier: string): TierLimiters | undefined {
+    const tiers = this.accountTiers;
+    if (tiers === undefined || account.tier === null) return undefined;
+    const tierName = Object.hasOwn(tiers, account.tier) ? account.tier : keyTier;
+    if (!Object.hasOwn(tiers, tierName)) return undefined;
+    const existing = this.accountLimiters.get(tierName);
+    if (existing !== undefined) return existing;
+    const tier = tiers[tierName]!;
+    const created: TierLimiters = {
+      tier,
+      minute: this.createLimiter(`${this.keyPrefix}:account:minute`, 'minute', tier.perMinute),
+      day: this.createLimiter(`${this.keyPrefix}:account:day`, 'day', tier.perDay),
     };
+    this.accountLimiters.set(tierName, created);
+    return created;
+  }
+
+  private createLimiter(
+    keyPrefix: string,
+    window: WindowName,
+    points: number,
+  ): RateLimiterAbstract {
+    const options = { points, duration: windowSeconds[window], keyPrefix };
     if (this.store.kind === 'memory') return new RateLimiterMemory(options);
     return new RateLimiterRedis({
       ...options,
@@ -185,10 +326,16 @@ export class RateLimiter {
   }
 }
 
-function state(window: WindowName, limit: number, result: RateLimiterRes | null): WindowState {
+function state(
+  scope: LimitScope,
+  window: WindowName,
+  limit: number,
+  result: RateLimiterRes | null,
+): WindowState {
   if (result === null)
-    return { window, limit, remaining: limit, resetMs: windowSeconds[window] * 1000 };
+    return { scope, window, limit, remaining: limit, resetMs: windowSeconds[window] * 1000 };
   return {
+    scope,
     window,
     limit,
     remaining: Math.max(0, limit - result.consumedPoints),
@@ -196,17 +343,30 @@ function state(window: WindowName, limit: number, result: RateLimiterRes | null)
   };
 }
 
-/** The contract's rate-limit headers for a decision. */
+/** A window's name in the RateLimit headers: `minute`, `day`, `account-minute`, `account-day`. */
+function headerName(window: WindowState): string {
+  return window.scope === 'account' ? `account-${window.window}` : window.window;
+}
+
+/**
+ * The contract's rate-limit headers for a decision: one RateLimit item per window (the account's
+ * after the key's), and OpenAI's `x-ratelimit-*` for the minute window that binds first (the key's
+ * or its account's, whichever has fewer requests left).
+ */
 export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  const [minute] = decision.windows;
+  const minute = decision.windows
+    .filter((window) => window.window === 'minute')
+    .reduce((binding, window) => (window.remaining < binding.remaining ? window : binding));
   const headers: Record<string, string> = {
     'ratelimit-policy': decision.windows
-      .map((window) => `"${window.window}";q=${window.limit};w=${windowSeconds[window.window]}`)
+      .map(
+        (window) => `"${headerName(window)}";q=${window.limit};w=${windowSeconds[window.window]}`,
+      )
       .join(', '),
     ratelimit: decision.windows
       .map(
         (window) =>
-          `"${window.window}";r=${window.remaining};t=${Math.ceil(window.resetMs / 1000)}`,
+          `"${headerName(window)}";r=${window.remaining};t=${Math.ceil(window.resetMs / 1000)}`,
       )
       .join(', '),
     'x-ratelimit-limit-requests': String(minute.limit),

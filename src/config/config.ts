@@ -295,6 +295,11 @@ export interface AppConfig {
   readonly rateLimits: {
     readonly defaultTier: string;
     readonly tiers: Readonly<Record<string, RateLimitTier>>;
+    /**
+     * Per tier, the ceiling of an account of that tier: all its keys' requests together
+     * (`account_per_minute`/`account_per_day`, else `account_multiple` × the key limits).
+     */
+    readonly accountTiers: Readonly<Record<string, RateLimitTier>>;
   };
   readonly features: Readonly<Record<FeatureName, boolean>>;
   readonly models: {

@@ -172,6 +172,9 @@ const envSchema = z.object({
 const tierSchema = z.strictObject({
   per_minute: z.int().positive(),
   per_day: z.int().positive(),
+  /** The account's ceiling (all its keys together) for accounts of this tier. */
+  account_per_minute: z.int().positive().optional(),
+  account_per_day: z.int().positive().optional(),
 });
 
 const featureSchema = z.strictObject(
@@ -214,6 +217,7 @@ const fileSchema = z.strictObject({
         .regex(/^[a-z0-9_-]{1,32}$/)
         .optional(),
       tiers: z.record(z.string().regex(/^[a-z0-9_-]{1,32}$/), tierSchema).optional(),
+      account_multiple: z.number().min(1).max(10_000).optional(),
     })
     .optional(),
   features: featureSchema.optional(),
@@ -299,11 +303,11 @@ const fileSchema = z.strictObject({
       worker_threads: z.int().min(1).max(64).optional(),
       preload: z.boolean().optional(),
       engine_timeout_ms: z.int().min(100).max(600_000).optional(),
+      transcription_processes: z.int().min(1).max(64).optional(),
       realtime: z
         .strictObject({
           token_ttl_seconds: z.int().min(5).max(3600).optional(),
           session_ttl_seconds: z.int().min(10).max(86_400).optional(),
-      transcription_processes: z.int().min(1).max(64).optional(),
           idle_timeout_ms: z.int().min(1000).max(3_600_000).optional(),
           max_message_bytes: z
             .int()
@@ -445,6 +449,18 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const tiers: Record<string, RateLimitTier> = { ...defaultRateLimitTiers };
   for (const [name, tier] of Object.entries(file.rate_limits?.tiers ?? {})) {
     tiers[name] = { perMinute: tier.per_minute, perDay: tier.per_day };
+  }
+  // An account's ceiling (the sum over its keys): the tier's own, else a multiple of its key limits.
+  const accountMultiple = file.rate_limits?.account_multiple ?? 5;
+  const accountTiers: Record<string, RateLimitTier> = {};
+  for (const [name, tier] of Object.entries(tiers)) {
+    const fileTiers = file.rate_limits?.tiers ?? {};
+    const configured = Object.hasOwn(fileTiers, name) ? fileTiers[name] : undefined;
+    accountTiers[name] = {
+      perMinute:
+        configured?.account_per_minute ?? Math.ceil(tier.perMinute * accountMultiple),
+      perDay: configured?.account_per_day ?? Math.ceil(tier.perDay * accountMultiple),
+    };
   }
   const defaultTier = file.rate_limits?.default_tier ?? 'free';
   if (tiers[defaultTier] === undefined) {
@@ -620,7 +636,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       keyCacheTtlMs: fromEnv.KEY_CACHE_TTL_MS ?? file.key_cache_ttl_ms ?? 500,
       lastUsedWriteIntervalMs: 60_000,
     },
-    rateLimits: { defaultTier, tiers },
+    rateLimits: { defaultTier, tiers, accountTiers },
     features,
     models: {
       definitions: models.definitions,
@@ -674,6 +690,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       workerThreads: file.speech?.worker_threads ?? Math.max(1, Math.min(4, cores - 1)),
       preload: file.speech?.preload ?? false,
       engineTimeoutMs: file.speech?.engine_timeout_ms ?? 60_000,
+      transcriptionProcesses: file.speech?.transcription_processes ?? Math.max(2, cores),
       programSearchPath: (env.PATH ?? '').split(path.delimiter).filter((entry) => entry !== ''),
       realtime: {
         tokenTtlSeconds: file.speech?.realtime?.token_ttl_seconds ?? 120,
@@ -690,7 +707,6 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     },
     templates,
     secrets: {
-      transcriptionProcesses: file.speech?.transcription_processes ?? Math.max(2, cores),
       get: (name: string) => {
         const value = env[name];
         return value === undefined || value === '' ? undefined : value;

@@ -1,9 +1,10 @@
 // Access control for every route: the route's declared rule is enforced in the contract's order
 // (key → address → scope → rate limit); a route that declares no rule cannot even be registered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticator } from '../auth/authenticator.js';
+import type { Authenticator, Principal } from '../auth/authenticator.js';
 import type { FeatureName } from '../features/catalog.js';
 import {
+  type AccountSubject,
   rateLimitHeaders,
   type RateLimitDecision,
   type RateLimiter,
@@ -63,6 +64,11 @@ export function presentedKey(request: FastifyRequest): string | undefined {
     );
   }
   return undefined;
+}
+
+/** The account a principal's requests count against, besides its key (see RateLimiter). */
+export function accountOf(principal: Principal): AccountSubject {
+  return { id: principal.accountId, tier: principal.accountTier };
 }
 
 export function installAccessControl(app: App, options: AccessControlOptions): void {
@@ -138,7 +144,10 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
       const missing = missingScope(principal.scopes, access.scopes);
       const notOwner = access.ownerOnly && principal.accountKind !== 'owner';
       if (missing !== null || notOwner) {
-        setRateLimitHeaders(reply, await options.rateLimiter.peek(principal.keyId, principal.tier));
+        setRateLimitHeaders(
+          reply,
+          await options.rateLimiter.peek(principal.keyId, principal.tier, accountOf(principal)),
+        );
         throw missing !== null
           ? new AppError('insufficient_permissions', `This API key lacks the '${missing}' scope.`, {
               details: { required_scope: missing },
@@ -151,7 +160,11 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
       }
     }
 
-    const decision = await options.rateLimiter.consume(principal.keyId, principal.tier);
+    const decision = await options.rateLimiter.consume(
+      principal.keyId,
+      principal.tier,
+      accountOf(principal),
+    );
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) throw rateLimitExceeded(decision);
   });

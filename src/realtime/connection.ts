@@ -15,6 +15,8 @@ interface Watched {
   /** Epoch ms when the voice session ends; null for key-authenticated sockets. */
   sessionExpiresAtMs: number | null;
   tier: string;
+  accountId: string;
+  accountTier: string | null;
   close(code: number, reason: string): void;
 }
 
@@ -74,7 +76,10 @@ export class CredentialWatch {
         if (reason !== null) {
           this.watched.delete(entry);
           entry.close(closeCodes.credentialsInvalid, reason);
-        } else if (state !== undefined) entry.tier = state.tier;
+        } else if (state !== undefined) {
+          entry.tier = state.tier;
+          entry.accountTier = state.accountTier;
+        }
       }
     } catch (error) {
       this.logger.warn({ err: error }, 'could not re-check the keys of open WebSockets');
@@ -88,6 +93,9 @@ export interface ConnectionOptions {
   socket: WebSocket;
   keyId: string;
   tier: string;
+  /** The key's account and the tier of its ceiling (turns count against both). */
+  accountId: string;
+  accountTier: string | null;
   sessionExpiresAtMs: number | null;
   limits: AppConfig['speech']['realtime'];
   watch: CredentialWatch;
@@ -120,6 +128,8 @@ export class Connection {
       keyId: options.keyId,
       sessionExpiresAtMs: options.sessionExpiresAtMs,
       tier: options.tier,
+      accountId: options.accountId,
+      accountTier: options.accountTier,
       close: (code, reason) => this.close(code, reason),
     };
     this.unwatch = options.watch.add(this.entry);
@@ -220,7 +230,10 @@ export class Connection {
 
   /** Counts a user turn against the key's rate limit; the refusal to send when refused. */
   async consumeTurn(): Promise<AppError | null> {
-    const decision = await this.options.rateLimiter.consume(this.entry.keyId, this.entry.tier);
+    const decision = await this.options.rateLimiter.consume(this.entry.keyId, this.entry.tier, {
+      id: this.entry.accountId,
+      tier: this.entry.accountTier,
+    });
     if (decision.allowed) return null;
     return rateLimitExceeded(decision, { retryAfterInDetails: true });
   }

@@ -65,7 +65,10 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
   /** A connection counted in the metrics and kept in `open` until it closes. */
   const openConnection = (
     channel: 'voice' | 'realtime',
-    peer: Pick<ConnectionOptions, 'socket' | 'keyId' | 'tier' | 'sessionExpiresAtMs' | 'logger'>,
+    peer: Pick<
+      ConnectionOptions,
+      'socket' | 'keyId' | 'tier' | 'accountId' | 'accountTier' | 'sessionExpiresAtMs' | 'logger'
+    >,
     onClose: () => void,
   ): Connection => {
     const counted = services.metrics.webSocketOpened(channel);
@@ -123,7 +126,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       },
     },
     (socket: WebSocket, request: FastifyRequest) => {
-      const { session, tier } = (
+      const { session, tier, accountTier } = (
         request as FastifyRequest & {
           voiceSession: Awaited<ReturnType<Services['voiceSessions']['redeem']>>;
         }
@@ -136,6 +139,8 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
           socket,
           keyId: session.keyId,
           tier,
+          accountId: session.accountId,
+          accountTier,
           sessionExpiresAtMs: Date.parse(session.expiresAt),
           logger,
         },
@@ -230,6 +235,8 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
           socket,
           keyId: principal.keyId,
           tier: principal.tier,
+          accountId: principal.accountId,
+          accountTier: principal.accountTier,
           sessionExpiresAtMs: null,
           logger,
         },

@@ -10,6 +10,8 @@ export interface AccountsTable {
   name: string;
   kind: 'owner' | 'member';
   created_at: string;
+  /** The rate-limit tier of the account's ceiling (null: none, the owner's account). */
+  tier: string | null;
 }
 
 export interface ApiKeysTable {

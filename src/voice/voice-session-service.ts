@@ -103,7 +103,7 @@ export class VoiceSessionService {
   async redeem(
     sessionId: string,
     token: string | undefined,
-  ): Promise<{ session: VoiceSession; tier: string }> {
+  ): Promise<{ session: VoiceSession; tier: string; accountTier: string | null }> {
     if (token === undefined || token === '') {
       throw new AppError(
         'missing_api_key',
@@ -134,7 +134,7 @@ export class VoiceSessionService {
         'The API key that created this voice session has expired.',
       );
     }
-    return { session, tier: key.tier };
+    return { session, tier: key.tier, accountTier: key.accountTier };
   }
 
   setConversation(sessionId: string, conversationId: string): Promise<void> {

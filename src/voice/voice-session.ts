@@ -27,6 +27,8 @@ export interface VoiceSession {
 export interface KeyState {
   keyId: string;
   tier: string;
+  /** The tier of the key's account's rate-limit ceiling (null: none, the owner's account). */
+  accountTier: string | null;
   revoked: boolean;
   /** Epoch ms, or null. */
   expiresAtMs: number | null;

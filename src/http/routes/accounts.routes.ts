@@ -10,6 +10,10 @@ const AccountSchema = Type.Object({
   name: Type.String(),
   kind: Type.Union([Type.Literal('owner'), Type.Literal('member')]),
   created_at: Timestamp(),
+  tier: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "The tier of the account's rate-limit ceiling (all its keys' requests together); null for the owner's account, which has none above its keys' own limits.",
+  }),
 });
 
 export function accountRoutes(app: App, services: Services): void {
@@ -30,7 +34,8 @@ export function accountRoutes(app: App, services: Services): void {
             tier: Type.Optional(
               Type.String({
                 maxLength: 64,
-                description: "Rate-limit tier of the first admin key. Default: 'free'.",
+                description:
+                  "Rate-limit tier of the first admin key and of the account's ceiling (all its keys together: the tier's `account_per_minute`/`account_per_day`). Default: 'free'.",
               }),
             ),
           },
@@ -41,6 +46,7 @@ export function accountRoutes(app: App, services: Services): void {
             id: Type.String(),
             name: Type.String(),
             created_at: Timestamp(),
+            tier: Type.String({ description: "The tier of the account's rate-limit ceiling." }),
             admin_key: Type.String({ description: 'The full secret of the first admin key.' }),
             admin_key_id: Type.String(),
           }),
@@ -56,6 +62,7 @@ export function accountRoutes(app: App, services: Services): void {
         id: account.id,
         name: account.name,
         created_at: account.createdAt,
+        tier: keyRecord.tier,
         admin_key: adminKey,
         admin_key_id: keyRecord.id,
       });
@@ -85,6 +92,7 @@ export function accountRoutes(app: App, services: Services): void {
           name: account.name,
           kind: account.kind,
           created_at: account.createdAt,
+          tier: account.tier ?? null,
         })),
         total: page.total,
         limit,

@@ -13,6 +13,12 @@ export const ErrorBodySchema = Type.Object(
           Type.Integer({ description: 'On 429: the limit of the exhausted window.' }),
         ),
         window: Type.Optional(Type.String({ description: "On 429: 'minute' or 'day'." })),
+        limit_scope: Type.Optional(
+          Type.String({
+            description:
+              "On 429: whose limit was reached: 'key' (this key's own) or 'account' (the ceiling of all the account's keys together).",
+          }),
+        ),
         reset_at: Type.Optional(
           Type.String({ description: 'On 429: when that window starts afresh.' }),
         ),

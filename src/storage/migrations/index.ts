@@ -11,6 +11,7 @@ import { routing } from './007-routing.js';
 import { voice } from './008-voice.js';
 import { sessions } from './009-sessions.js';
 import { executionPlans } from './010-execution-plans.js';
+import { accountTiers } from './011-account-tiers.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '008-voice': voice(types),
     '009-sessions': sessions(types),
     '010-execution-plans': executionPlans(types),
+    '011-account-tiers': accountTiers(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

@@ -5,7 +5,7 @@ import { pageOf } from './paging.js';
 import type { Account } from '../../accounts/account.js';
 
 function toAccount(row: DatabaseSchema['accounts']): Account {
-  return { id: row.id, name: row.name, kind: row.kind, createdAt: row.created_at };
+  return { id: row.id, name: row.name, kind: row.kind, createdAt: row.created_at, tier: row.tier };
 }
 
 export class AccountsRepository {
@@ -19,6 +19,7 @@ export class AccountsRepository {
         name: account.name,
         kind: account.kind,
         created_at: account.createdAt,
+        tier: account.tier ?? null,
       })
       .execute();
   }

@@ -50,12 +50,12 @@ export class ApiKeysRepository {
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .selectAll('api_keys')
-      .select('accounts.kind as account_kind')
+      .select(['accounts.kind as account_kind', 'accounts.tier as account_tier'])
       .where('api_keys.key_hash', '=', keyHash)
       .executeTakeFirst();
     if (row === undefined) return undefined;
-    const { account_kind: accountKind, ...keyRow } = row;
-    return { ...toRecord(keyRow), accountKind };
+    const { account_kind: accountKind, account_tier: accountTier, ...keyRow } = row;
+    return { ...toRecord(keyRow), accountKind, accountTier };
   }
 
   async findInAccount(accountId: string, id: string): Promise<ApiKeyRecord | undefined> {

@@ -74,6 +74,7 @@ export class SessionsRepository {
         'api_keys.created_at as key_created_at',
         'api_keys.revoked_at as key_revoked_at',
         'accounts.kind as account_kind',
+        'accounts.tier as account_tier',
       ])
       .where('sessions.token_hash', '=', tokenHash)
       .executeTakeFirst();
@@ -94,6 +95,7 @@ export class SessionsRepository {
         createdAt: row.key_created_at,
         revokedAt: row.key_revoked_at,
         accountKind: row.account_kind,
+        accountTier: row.account_tier,
       },
     };
   }

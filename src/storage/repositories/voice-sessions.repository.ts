@@ -94,12 +94,20 @@ export class VoiceSessionsRepository {
     if (keyIds.length === 0) return [];
     const rows = await this.db
       .selectFrom('api_keys')
-      .select(['id', 'tier', 'revoked_at', 'expires_at'])
-      .where('id', 'in', keyIds)
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id as id',
+        'api_keys.tier as tier',
+        'api_keys.revoked_at as revoked_at',
+        'api_keys.expires_at as expires_at',
+        'accounts.tier as account_tier',
+      ])
+      .where('api_keys.id', 'in', keyIds)
       .execute();
     return rows.map((row) => ({
       keyId: row.id,
       tier: row.tier,
+      accountTier: row.account_tier,
       revoked: row.revoked_at !== null,
       expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
     }));
