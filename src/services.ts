@@ -15,7 +15,7 @@ import type { KnowledgeSearcher } from './agents/agent-type.js';
 import { generationAgent } from './agents/types/generation-agent.js';
 import { reasoningAgent } from './agents/types/reasoning-agent.js';
 import { createRetrievalAgent } from './agents/types/retrieval-agent.js';
-import { structureAgent } from './agents/types/structure-agent.js';
+import { createStructureAgent } from './agents/types/structure-agent.js';
 import { summarizationAgent } from './agents/types/summarization-agent.js';
 import { createWebAgent } from './agents/types/web-agent.js';
 import { ChatService } from './chat/chat-service.js';
@@ -385,7 +385,7 @@ export async function createServices(
     reasoningAgent,
     generationAgent,
     createWebAgent(config.web, config.secrets, text),
-    structureAgent,
+    createStructureAgent((task, size, signal) => text.structure(task, size, signal)),
   ]);
   const pipelineRepository = new PipelinesRepository(storage.db);
   const agents = new AgentService({
@@ -474,6 +474,7 @@ export async function createServices(
       logger,
     }),
     classifier: new IntentClassifier(models),
+    namedEntities: (message, at, signal) => text.entities(message, at, signal),
     models,
     agents,
     agentCatalog,

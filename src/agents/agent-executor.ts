@@ -79,11 +79,11 @@ export class AgentExecutor {
    * `parameters` against the type's schema (defaults filled in), what the type needs, and a
    * `model` that replaces the agent's.
    */
-  prepare(
+  async prepare(
     agent: Agent,
     input: AgentInput,
     model?: string | null,
-  ): { parameters: Record<string, unknown> } {
+  ): Promise<{ parameters: Record<string, unknown> }> {
     const type = this.options.catalog.require(agent.agentType);
     this.options.agents.requireChatModel(model, 'model');
     assertSafeKeys(input.parameters, 'parameters');
@@ -93,7 +93,7 @@ export class AgentExecutor {
       'agent parameters',
       'parameters',
     );
-    type.validateInput(input, agent.configuration, parameters);
+    await type.validateInput(input, agent.configuration, parameters);
     return { parameters };
   }
 
@@ -144,7 +144,7 @@ export class AgentExecutor {
     // Any other key is kept in the recorded input under the client's name (its values are data).
     assertSafeTopLevelKeys(request);
     const { conversation_id: conversationId, user_id: userId, ...rest } = request;
-    const { parameters } = this.prepare(agent, request, request.model);
+    const { parameters } = await this.prepare(agent, request, request.model);
     const { execution } = await this.options.executions.start({
       accountId: callerAccountId,
       kind: 'agent',

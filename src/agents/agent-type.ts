@@ -68,7 +68,7 @@ export interface AgentType<Configuration = Record<string, unknown>> {
     input: AgentInput,
     configuration: Configuration,
     parameters: Record<string, unknown>,
-  ): void;
+  ): void | Promise<void>;
   run(
     context: AgentRunContext,
     configuration: Configuration,

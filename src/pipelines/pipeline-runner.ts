@@ -399,7 +399,7 @@ export class PipelineRunner {
     }
     let parameters: Record<string, unknown>;
     try {
-      parameters = this.options.executor.prepare(agent, agentInput, model).parameters;
+      parameters = (await this.options.executor.prepare(agent, agentInput, model)).parameters;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       return fail(executionErrorFrom(error));

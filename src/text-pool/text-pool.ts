@@ -12,7 +12,15 @@ import type { Layout, LayoutRequest } from '../layout/layout-engine.js';
 import type { ExtractedPage, ExtractOptions } from '../agents/web/extract-page.js';
 import { RequestAbortedError } from '../models/spec.js';
 import { bundleDirectory, packageRoot } from '../runtime-paths.js';
-import type { ChunkedText, ChunkTask, TaskResult } from './text-worker.js';
+import type { StructureResult } from '../agents/structure/engine.js';
+import type { Entity } from '../routing/entities.js';
+import type {
+  ChunkedText,
+  ChunkTask,
+  EntitiesTask,
+  StructureTask,
+  TaskResult,
+} from './text-worker.js';
 
 export type TextPoolSettings = AppConfig['text'];
 
@@ -109,6 +117,26 @@ export class TextPool {
       'page',
       { body, url, options },
       { param: 'urls', what: `The page at ${url}`, characters: body.length },
+      signal,
+    );
+  }
+
+  /** The entities of a message to classify, names included. */
+  entities(message: string, now: Date, signal?: AbortSignal): Promise<Entity[]> {
+    return this.run<EntitiesTask, Entity[]>(
+      'entities',
+      { message, now: now.toISOString() },
+      { param: 'message', what: "Reading 'message'", characters: message.length },
+      signal,
+    );
+  }
+
+  /** The StructureAgent's engine: `size` is the data's size in characters (or rows × 64). */
+  structure(task: StructureTask, size: number, signal?: AbortSignal): Promise<StructureResult> {
+    return this.run<StructureTask, StructureResult>(
+      'structure',
+      task,
+      { param: task.options.dataPath ?? 'data', what: "Processing 'data'", characters: size },
       signal,
     );
   }
@@ -211,6 +239,9 @@ export class TextPool {
         `The ${subject.what.replace(/^The /, '')} splits into more than ${result.maxChunks} chunks, the most one document may make (each section under a heading makes at least one). Split it into several documents.`,
         { param: subject.param },
       );
+    }
+    if (result.kind === 'invalid_parameter') {
+      throw new AppError('invalid_parameter', result.message, { param: result.param });
     }
     throw new Error(`text worker task '${name}' failed: ${result.message}`);
   }

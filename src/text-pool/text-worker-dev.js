@@ -7,3 +7,5 @@ const worker = await tsImport('./text-worker.ts', import.meta.url);
 export const layout = worker.layout;
 export const chunk = worker.chunk;
 export const page = worker.page;
+export const structure = worker.structure;
+export const entities = worker.entities;

@@ -11,6 +11,13 @@ import {
   type ExtractOptions,
 } from '../agents/web/extract-page.js';
 import type { DocumentContentType } from '../text/extract-text.js';
+import {
+  runStructureEngine,
+  type StructureEngineOptions,
+  type StructureResult,
+} from '../agents/structure/engine.js';
+import { AppError } from '../errors/app-error.js';
+import { detectEntities, type Entity } from '../routing/entities.js';
 
 /** What every task receives: its input, and the port it announces its start on. */
 export interface TaskEnvelope<T> {
@@ -22,6 +29,8 @@ export interface TaskEnvelope<T> {
 export type TaskResult<T> =
   | { ok: true; value: T }
   | { ok: false; kind: 'too_many_chunks'; maxChunks: number; message: string }
+  /** The client's mistake, told as the contract's 400 (the structure engine names the field). */
+  | { ok: false; kind: 'invalid_parameter'; param: string | null; message: string }
   | { ok: false; kind: 'failure'; message: string };
 
 function settle<I, T>(task: TaskEnvelope<I>, work: (input: I) => T): TaskResult<T> {
@@ -32,6 +41,9 @@ function settle<I, T>(task: TaskEnvelope<I>, work: (input: I) => T): TaskResult<
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof TooManyChunksError) {
       return { ok: false, kind: 'too_many_chunks', maxChunks: error.maxChunks, message };
+    }
+    if (error instanceof AppError && error.code === 'invalid_parameter') {
+      return { ok: false, kind: 'invalid_parameter', param: error.param, message };
     }
     return { ok: false, kind: 'failure', message };
   }
@@ -71,4 +83,28 @@ export interface PageTask {
 
 export function page(task: TaskEnvelope<PageTask>): TaskResult<ExtractedPage> {
   return settle(task, (input) => extractPage(input.body, input.url, input.options));
+}
+
+export interface StructureTask {
+  data: unknown;
+  parameters: unknown;
+  options: StructureEngineOptions;
+}
+
+/** The StructureAgent's engine over large data (tens of thousands of rows). */
+export function structure(task: TaskEnvelope<StructureTask>): TaskResult<StructureResult> {
+  return settle(task, (input) => runStructureEngine(input.data, input.parameters, input.options));
+}
+
+export interface EntitiesTask {
+  message: string;
+  /** ISO 8601: relative dates are read from it. */
+  now: string;
+}
+
+/** Every entity of a message, names included (compromise's tagger is the costly step). */
+export function entities(task: TaskEnvelope<EntitiesTask>): TaskResult<Entity[]> {
+  return settle(task, (input) =>
+    detectEntities(input.message, new Date(input.now), { names: true }),
+  );
 }

@@ -25,7 +25,10 @@ describe.each(allDialects)('no single request holds the event loop ($name)', (di
       headers: { ...bearer(harness.adminKey), 'content-type': 'application/json' },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
-    return { status: response.status, json: (await response.json()) as Record<string, unknown> & { id?: string } };
+    return {
+      status: response.status,
+      json: (await response.json()) as Record<string, unknown> & { id?: string },
+    };
   };
   const probe = async (path: string, body: unknown) => measureLoopBlock(() => post(path, body));
 
@@ -104,8 +107,22 @@ describe.each(allDialects)('no single request holds the event loop ($name)', (di
     const hostile = await probe(`/v1/agents/${id}/execute`, {
       query: 'total amount by region',
       data: rows,
+      parameters: {
+        operations: [
+          {
+            type: 'group_by',
+            columns: ['region'],
+            aggregates: [{ function: 'sum', column: 'amount', as: 'total' }],
+          },
+        ],
+      },
     });
     console.log('structure 20k', control.maxBlockMs, hostile.maxBlockMs, hostile.result.status);
+    expect(hostile.result.status).toBe(200);
+    const result = hostile.result.json.result as { rows: { region: string; total: number }[] };
+    expect(result.rows).toHaveLength(500);
+    // Region r0 holds rows 0, 500, 1000, …: 40 of them.
+    expect(result.rows[0]).toEqual({ region: 'r0', total: 500 * ((39 * 40) / 2) });
     expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
   });
 
