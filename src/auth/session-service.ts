@@ -175,17 +175,10 @@ export class SessionService {
         `The session ended after ${Math.round(this.options.idleTimeoutMs / 60_000)} minutes without use. Log in again.`,
       );
     }
-    try {
-      this.options.authenticator.admit(cached.credential, clientAddress);
-    } catch (error) {
-      if (
-        error instanceof AppError &&
-        (error.code === 'revoked_api_key' || error.code === 'expired_api_key')
-      ) {
-        await this.end(cached.record.id, tokenHash);
-      }
-      throw error;
-    }
+    // A key revoked or expired: the session answers that key's own code (401 revoked_api_key or
+    // expired_api_key) on every request, as the key would, not invalid_session. Its row stays until
+    // the session's own idle or absolute end removes it, so every instance keeps giving that answer.
+    this.options.authenticator.admit(cached.credential, clientAddress);
     cached.lastSeenMs = now;
     if (now - cached.lastWrittenMs >= this.touchIntervalMs) {
       cached.lastWrittenMs = now;
@@ -212,9 +205,13 @@ export class SessionService {
     if (found !== undefined) await this.options.sessions.delete(found.session.id);
   }
 
-  /** Ends every session opened with a key (called when the key is revoked). */
+  /**
+   * Ends every session opened with a key, called when the key is revoked: their cached state is
+   * dropped, so the next request reads the revocation and answers 401 revoked_api_key (other
+   * instances within their cache TTL, ≤ 1 s).
+   */
   async endForKey(apiKeyId: string): Promise<void> {
-    const hashes = await this.options.sessions.deleteForKey(apiKeyId);
+    const hashes = await this.options.sessions.tokenHashesForKey(apiKeyId);
     for (const hash of hashes) this.cache?.delete(hash);
   }
 

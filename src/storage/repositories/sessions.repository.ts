@@ -108,12 +108,12 @@ export class SessionsRepository {
     await this.db.deleteFrom('sessions').where('id', '=', id).execute();
   }
 
-  /** Ends every session opened with a key; returns their token hashes (to drop from caches). */
-  async deleteForKey(apiKeyId: string): Promise<string[]> {
+  /** The token hashes of the sessions opened with a key (to drop them from caches). */
+  async tokenHashesForKey(apiKeyId: string): Promise<string[]> {
     const rows = await this.db
-      .deleteFrom('sessions')
+      .selectFrom('sessions')
+      .select('token_hash')
       .where('api_key_id', '=', apiKeyId)
-      .returning('token_hash')
       .execute();
     return rows.map((row) => row.token_hash);
   }
