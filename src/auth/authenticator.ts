@@ -35,10 +35,13 @@ interface CachedCredential extends VerifiableCredential {
   digest: Buffer;
 }
 
+/** The allow-list of every key without address rules (most): one, not a native list per key. */
+const anyAddress = new IpAllowList([]);
+
 export function verifiableCredential(record: CredentialRecord): VerifiableCredential {
   return {
     record,
-    allowList: new IpAllowList(record.allowedIps),
+    allowList: record.allowedIps.length === 0 ? anyAddress : new IpAllowList(record.allowedIps),
     expiresAtMs: record.expiresAt === null ? null : Date.parse(record.expiresAt),
     principal: Object.freeze({
       keyId: record.id,
@@ -71,6 +74,8 @@ export class Authenticator {
     sizeCalculation: () => 1,
   });
   private readonly now: () => number;
+  /** When stale entries were last dropped (see `dropStale`). */
+  private lastPurgeMs = 0;
 
   constructor(private readonly options: AuthenticatorOptions) {
     this.now = options.now ?? Date.now;
@@ -125,6 +130,11 @@ export class Authenticator {
     return credential.principal;
   }
 
+  /** How many looked-up keys are cached now (tests: keys presented once do not stay). */
+  get cachedKeyCount(): number {
+    return this.cache?.size ?? 0;
+  }
+
   /** Drops a cached key at once (called by the instance that revokes it). */
   forget(keyHash: string): void {
     this.cache?.delete(keyHash);
@@ -143,16 +153,40 @@ export class Authenticator {
       if (!isWellFormedApiKey(presented)) return undefined;
       const record = await this.options.keys.findCredentialByHash(keyHash);
       if (record === undefined) return undefined;
-      credential = { ...verifiableCredential(record), digest: Buffer.from(record.keyHash, 'hex') };
+      // Its own 32 bytes: a small Buffer.from() is a slice of an 8 KiB pool slab, which a cached
+      // digest would keep alive whole.
+      const stored = Buffer.alloc(record.keyHash.length / 2);
+      stored.write(record.keyHash, 'hex');
+      credential = { ...verifiableCredential(record), digest: stored };
+      this.dropStale();
       this.cache?.set(keyHash, credential);
     }
     return KeyHasher.sameDigest(digest, credential.digest) ? credential : undefined;
+  }
+
+  /**
+   * Drops cached keys past their time and write times past their interval, at most once a second:
+   * lru-cache only drops a stale entry when it is read again, so keys presented once (tenants'
+   * keys, keys since revoked) would otherwise stay until tens of thousands of others pushed them
+   * out.
+   */
+  private dropStale(): void {
+    const now = this.now();
+    if (now - this.lastPurgeMs < 1000) return;
+    this.lastPurgeMs = now;
+    this.cache?.purgeStale();
+    const written = [...this.lastUsedWrites.entries()];
+    for (const [keyId, writtenAt] of written) {
+      if (now - writtenAt >= this.options.lastUsedWriteIntervalMs)
+        this.lastUsedWrites.delete(keyId);
+    }
   }
 
   /** `last_used_at` is written at most once per interval per key, off the request path. */
   private recordUse(keyId: string, now: number): void {
     const last = this.lastUsedWrites.get(keyId);
     if (last !== undefined && now - last < this.options.lastUsedWriteIntervalMs) return;
+    this.dropStale();
     this.lastUsedWrites.set(keyId, now);
     this.options.keys
       .touchLastUsed(keyId, new Date(now).toISOString())
