@@ -14,6 +14,7 @@
 //   BENCH_SOAK_SECONDS=600 …                      another length of traffic
 //   BENCH_SOAK_SHORT=1 …                          60 s of traffic, 20 s idle, nothing written
 //   BENCH_SOAK_SNAPSHOTS=1 …                      heap snapshots before and after, compared
+//   BENCH_SOAK_SNAPSHOT_DIR=DIR …                 and kept in DIR (to open in DevTools)
 //   BENCH_SOAK_ENTRY=DIR/main.js …                another build (scripts/build-server.mjs --outdir)
 //
 // Target: RSS on a plateau — growth over the last half of the traffic (after a full GC at
@@ -37,6 +38,8 @@ const sampleEveryMs = 10_000;
 const workers = Number(process.env.BENCH_SOAK_WORKERS ?? 6);
 const database = process.env.BENCH_SOAK_DB === 'postgres' ? 'postgres' : 'sqlite';
 const snapshots = process.env.BENCH_SOAK_SNAPSHOTS === '1';
+/** Where the snapshots are kept (for DevTools' comparison view); by default they are deleted. */
+const snapshotDirectory = process.env.BENCH_SOAK_SNAPSHOT_DIR;
 const postgresUrl =
   process.env.BENCH_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/test`;
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -233,7 +236,7 @@ interface Fixtures {
   knowledgeBaseId: string;
   pipelineId: string;
   documents: string[];
-  conversations: { id: string; turns: number }[];
+  conversations: { id: string; turns: number; using: number }[];
 }
 
 const rows = [
@@ -271,28 +274,34 @@ const traffic: Record<string, (fixtures: Fixtures) => Promise<void>> = {
     if ((await readEventStream(response)) < 2) throw new Error('stream without events');
   },
   async turn({ client, conversations }) {
-    // Half the turns continue one of 20 conversations of user 'soak' (each replaced, deleted,
-    // after 10 turns); the others start a conversation for one of 500 users and delete it.
-    if (conversations.length < 20 || random() < 0.5) {
+    // Half the turns continue one of 20 conversations of user 'soak' (each retired after 10 turns
+    // and deleted once no turn uses it); the others start a conversation and delete it.
+    const live = conversations.filter((conversation) => conversation.turns < 10);
+    if (live.length < 20 || random() < 0.5) {
       const answer = await client.expect(200, 'POST', '/v1/chat', {
-        user_id: conversations.length < 20 ? 'soak' : `user-${Math.floor(random() * 500)}`,
+        user_id: live.length < 20 ? 'soak' : `user-${Math.floor(random() * 500)}`,
         messages: [{ role: 'user', content: sentence() }],
       });
       if (typeof answer.message !== 'string') throw new Error('no message');
       const id = String(answer.conversation_id);
-      if (conversations.length < 20) conversations.push({ id, turns: 1 });
+      if (live.length < 20) conversations.push({ id, turns: 1, using: 0 });
       else await client.expect(200, 'DELETE', `/v1/conversations/${id}`);
       return;
     }
-    const conversation = pick(conversations);
+    const conversation = pick(live);
     conversation.turns += 1;
-    if (conversation.turns > 10) conversations.splice(conversations.indexOf(conversation), 1);
-    await client.expect(200, 'POST', '/v1/chat', {
-      user_id: 'soak',
-      conversation_id: conversation.id,
-      messages: [{ role: 'user', content: sentence() }],
-    });
-    if (conversation.turns > 10) {
+    conversation.using += 1;
+    try {
+      await client.expect(200, 'POST', '/v1/chat', {
+        user_id: 'soak',
+        conversation_id: conversation.id,
+        messages: [{ role: 'user', content: sentence() }],
+      });
+    } finally {
+      conversation.using -= 1;
+    }
+    if (conversation.turns >= 10 && conversation.using === 0) {
+      conversations.splice(conversations.indexOf(conversation), 1);
       await client.expect(200, 'DELETE', `/v1/conversations/${conversation.id}`);
     }
   },
@@ -660,7 +669,7 @@ export async function runSoakBenchmark(): Promise<void> {
     const start = await take('start');
     await inspector.collectGarbage();
     const heapStart = (await inspector.memoryUsage()).heapUsed;
-    const snapshotBefore = path.join(directory, 'before.heapsnapshot');
+    const snapshotBefore = path.join(snapshotDirectory ?? directory, 'before.heapsnapshot');
     if (snapshots) await inspector.writeHeapSnapshot(snapshotBefore);
 
     process.stdout.write(
@@ -676,7 +685,7 @@ export async function runSoakBenchmark(): Promise<void> {
     // saws up and down by tens of MiB with the collector's timing).
     let mid: Sample | undefined;
     let heapMid = { heapUsed: 0, requests: 0 };
-    const snapshotMid = path.join(directory, 'mid.heapsnapshot');
+    const snapshotMid = path.join(snapshotDirectory ?? directory, 'mid.heapsnapshot');
     while (Date.now() < deadline) {
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(sampleEveryMs, deadline - Date.now())),
@@ -718,7 +727,7 @@ export async function runSoakBenchmark(): Promise<void> {
 
     let heapGrowth: SoakRun['heap_growth'] = null;
     if (snapshots) {
-      const snapshotAfter = path.join(directory, 'after.heapsnapshot');
+      const snapshotAfter = path.join(snapshotDirectory ?? directory, 'after.heapsnapshot');
       await inspector.writeHeapSnapshot(snapshotAfter);
       process.stdout.write(
         `snapshots: ${[snapshotBefore, snapshotMid, snapshotAfter].map((file) => mib(statSync(file).size)).join(', ')} MiB; comparing…\n`,
