@@ -437,6 +437,7 @@ export async function createServices(
     executions,
     logger,
     now,
+    text: text.agentTextWork,
   });
   const pipelines = new PipelineService({ pipelines: pipelineRepository, agents, now });
   const pipelineRunner = new PipelineRunner({

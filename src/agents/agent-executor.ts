@@ -13,7 +13,7 @@ import { RequestAbortedError } from '../models/spec.js';
 import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
 import { AgentModels } from './agent-models.js';
-import type { AgentInput } from './agent-type.js';
+import { inlineTextWork, type AgentInput, type TextWork } from './agent-type.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from './schema-validator.js';
 import { assertSafeKeys, assertSafeTopLevelKeys } from '../validation/safe-keys.js';
@@ -65,6 +65,8 @@ export interface AgentExecutorOptions {
   executions: ExecutionService;
   logger: Logger;
   now?: () => number;
+  /** Where agents' text work runs; default: on the event loop. */
+  text?: TextWork;
 }
 
 export class AgentExecutor {
@@ -115,7 +117,7 @@ export class AgentExecutor {
     const started = this.now();
     try {
       const result = await type.run(
-        { agent, callerAccountId, models, signal },
+        { agent, callerAccountId, models, signal, text: this.options.text ?? inlineTextWork },
         agent.configuration,
         input,
         parameters,

@@ -1,5 +1,7 @@
 // What an agent type is: its catalog entry, the JSON Schemas of its configuration and per-run
 // parameters (published in the type listing and the OpenAPI document), and how it runs.
+import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text.js';
+import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
 import type { TObject } from 'typebox';
 import type { Agent } from './agent.js';
 import type { AgentModels } from './agent-models.js';
@@ -42,6 +44,22 @@ export interface AgentInput {
   urls?: string[] | undefined;
 }
 
+/**
+ * Text work whose time grows with the shape of its input (Markdown lexing, TextRank): run in the
+ * text worker threads by the service, so that no client text, nor model output a client shaped,
+ * holds the event loop.
+ */
+export interface TextWork {
+  reasoningText(text: string): Promise<ReasoningAnswer>;
+  summarize(text: string, options: SummarizeOptions): Promise<ExtractiveSummary>;
+}
+
+/** The same work on the calling thread (tests, tools without threads). */
+export const inlineTextWork: TextWork = {
+  reasoningText: (text) => Promise.resolve(parseReasoningText(text)),
+  summarize: (text, options) => Promise.resolve().then(() => summarize(text, options)),
+};
+
 export interface AgentRunContext {
   /** The agent being run; its knowledge bases are searched in its owner's account. */
   agent: Agent;
@@ -49,6 +67,7 @@ export interface AgentRunContext {
   callerAccountId: string;
   models: AgentModels;
   signal: AbortSignal;
+  text: TextWork;
 }
 
 export interface AgentType<Configuration = Record<string, unknown>> {

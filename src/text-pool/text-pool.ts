@@ -14,11 +14,15 @@ import { RequestAbortedError } from '../models/spec.js';
 import { bundleDirectory, packageRoot } from '../runtime-paths.js';
 import type { StructureResult } from '../agents/structure/engine.js';
 import type { Entity } from '../routing/entities.js';
+import type { TextWork } from '../agents/agent-type.js';
+import type { ReasoningAnswer } from '../text/reasoning-text.js';
+import type { ExtractiveSummary, SummarizeOptions } from '../text/textrank.js';
 import type {
   ChunkedText,
   ChunkTask,
   EntitiesTask,
   StructureTask,
+  SummarizeTask,
   TaskResult,
 } from './text-worker.js';
 
@@ -119,6 +123,36 @@ export class TextPool {
       { param: 'urls', what: `The page at ${url}`, characters: body.length },
       signal,
     );
+  }
+
+  /** Agents' text work (ReasoningAgent's plain-text reading, TextRank), in these threads. */
+  get agentTextWork(): TextWork {
+    return {
+      reasoningText: async (text) => {
+        const read = (markdown: boolean) =>
+          this.run<{ text: string; markdown: boolean }, ReasoningAnswer>(
+            'reasoningText',
+            { text, markdown },
+            { param: 'query', what: "The model's answer", characters: text.length },
+            undefined,
+          );
+        try {
+          return await read(true);
+        } catch (error) {
+          // Markdown that takes too long to lex (model output a client may shape) is read as
+          // plain lines instead: the run still answers.
+          if (!(error instanceof TextTaskLimitError)) throw error;
+          return read(false);
+        }
+      },
+      summarize: (text: string, options: SummarizeOptions) =>
+        this.run<SummarizeTask, ExtractiveSummary>(
+          'extractiveSummary',
+          { text, options },
+          { param: 'query', what: "The text of 'query'", characters: text.length },
+          undefined,
+        ),
+    };
   }
 
   /** The entities of a message to classify, names included. */

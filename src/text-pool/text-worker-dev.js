@@ -9,3 +9,5 @@ export const chunk = worker.chunk;
 export const page = worker.page;
 export const structure = worker.structure;
 export const entities = worker.entities;
+export const reasoningText = worker.reasoningText;
+export const extractiveSummary = worker.extractiveSummary;

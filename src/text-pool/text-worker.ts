@@ -18,6 +18,8 @@ import {
 } from '../agents/structure/engine.js';
 import { AppError } from '../errors/app-error.js';
 import { detectEntities, type Entity } from '../routing/entities.js';
+import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text.js';
+import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
 
 /** What every task receives: its input, and the port it announces its start on. */
 export interface TaskEnvelope<T> {
@@ -107,4 +109,23 @@ export function entities(task: TaskEnvelope<EntitiesTask>): TaskResult<Entity[]>
   return settle(task, (input) =>
     detectEntities(input.message, new Date(input.now), { names: true }),
   );
+}
+
+/** A model's plain-text reasoning read as steps and a conclusion (its Markdown lexed). */
+export function reasoningText(
+  task: TaskEnvelope<{ text: string; markdown: boolean }>,
+): TaskResult<ReasoningAnswer> {
+  return settle(task, (input) => parseReasoningText(input.text, { markdown: input.markdown }));
+}
+
+export interface SummarizeTask {
+  text: string;
+  options: SummarizeOptions;
+}
+
+/** TextRank's extractive summary. */
+export function extractiveSummary(
+  task: TaskEnvelope<SummarizeTask>,
+): TaskResult<ExtractiveSummary> {
+  return settle(task, (input) => summarize(input.text, input.options));
 }

@@ -126,6 +126,49 @@ describe.each(allDialects)('no single request holds the event loop ($name)', (di
     expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
   });
 
+  it("reads a ReasoningAgent model's pathological plain-text answer off the loop", async () => {
+    const created = await post('/v1/agents', {
+      name: 'reasoner',
+      agent_type: 'ReasoningAgent',
+      configuration: {},
+    });
+    const id = created.json.id as string;
+    // The model ignores the schema twice; its text (which a client can shape) is then read.
+    const answerWith = async (text: string) => {
+      harness.upstream.enqueue({ kind: 'reply', content: text }, { kind: 'reply', content: text });
+      return probe(`/v1/agents/${id}/execute`, { query: 'Think.' });
+    };
+    await answerWith(proseOfLength(1000));
+    const control = await answerWith(proseOfLength(48_000));
+    // marked's emphasis rules were quadratic on this: 48 KB held the loop for about a minute.
+    const hostile = await answerWith('*a_'.repeat(16_000));
+    console.log('reasoning', control.maxBlockMs, hostile.maxBlockMs, hostile.result.status);
+    expect(hostile.result.status).toBe(200);
+    expect(hostile.result.json).toMatchObject({ result: { structured: false } });
+    expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
+  });
+
+  it('summarises a megabyte extractively without holding the loop', async () => {
+    const created = await post('/v1/agents', {
+      name: 'summariser',
+      agent_type: 'SummarizationAgent',
+      configuration: { method: 'extractive' },
+    });
+    const id = created.json.id as string;
+    const sentences = (count: number) =>
+      Array.from(
+        { length: count },
+        (_, index) => `Sentence ${index} is about topic ${index % 37} and figure ${index % 11}.`,
+      ).join(' ');
+    await probe(`/v1/agents/${id}/execute`, { query: sentences(20) });
+    const control = await probe(`/v1/agents/${id}/execute`, { query: sentences(20) });
+    const hostile = await probe(`/v1/agents/${id}/execute`, { query: sentences(14_000) });
+    console.log('summary', control.maxBlockMs, hostile.maxBlockMs, hostile.result.status);
+    expect(hostile.result.status).toBe(200);
+    expect(hostile.result.json).toMatchObject({ result: { method: 'extractive' } });
+    expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
+  });
+
   it('takes a burst of 5,000 WebSocket messages without holding the loop', async () => {
     const url = `${baseUrl.replace('http', 'ws')}/v1/ws`;
     // The client shares the service's process: it reads its own messages one per turn too.

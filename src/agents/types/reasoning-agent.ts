@@ -4,9 +4,7 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import Type from 'typebox';
 import { MissingParameterError } from '../../errors/app-error.js';
-import { markdownLine } from '../../text/markdown-text.js';
-import { plainTextBlocks } from '../../text/plain-text.js';
-import { splitSentences } from '../../text/sentences.js';
+import type { ReasoningAnswer } from '../../text/reasoning-text.js';
 import type { AgentType } from '../agent-type.js';
 
 export interface ReasoningConfiguration {
@@ -67,40 +65,7 @@ function answerSchema(configuration: ReasoningConfiguration): JSONSchema7 {
   };
 }
 
-export interface ReasoningAnswer {
-  steps: string[];
-  conclusion: string;
-}
-
-// A line or sentence that states the conclusion; a label followed by a colon is not part of it.
-const conclusionLabel =
-  /^(?:(?:in )?conclusion|(?:final )?answer|result|therefore|thus|hence|so)\b\s*([:：]?)\s*/i;
-
-/**
- * A plain-text answer read as steps and a conclusion: its paragraphs and list items (a single
- * paragraph: its sentences) are the steps; the conclusion is the last one labelled as such
- * ("Conclusion:", "Answer:", "Therefore …"), else the last one.
- */
-export function parseReasoningText(text: string): ReasoningAnswer {
-  const blocks = plainTextBlocks(text)
-    .map((block) => markdownLine(block.text))
-    .filter((block) => block !== '');
-  const units = blocks.length === 1 ? splitSentences(blocks[0]!) : blocks;
-  if (units.length === 0) return { steps: [], conclusion: text.trim() };
-  let index = units.findLastIndex((unit) => conclusionLabel.test(unit));
-  if (index === -1) index = units.length - 1;
-  const unit = units[index]!;
-  const label = conclusionLabel.exec(unit);
-  // "Conclusion:" takes its label off; "Therefore, …" is a sentence of its own.
-  let conclusion = label !== null && label[1] !== '' ? unit.slice(label[0].length) : unit;
-  let after = units.slice(index + 1);
-  if (conclusion === '') {
-    // A "Conclusion:" line alone: what follows it is the conclusion.
-    conclusion = after.join(' ');
-    after = [];
-  }
-  return { steps: [...units.slice(0, index), ...after], conclusion: conclusion || unit };
-}
+export type { ReasoningAnswer };
 
 export const reasoningAgent: AgentType<ReasoningConfiguration> = {
   id: 'ReasoningAgent',
@@ -145,7 +110,7 @@ export const reasoningAgent: AgentType<ReasoningConfiguration> = {
     );
     if (!answer.structured) {
       return {
-        ...parseReasoningText(answer.text),
+        ...(await context.text.reasoningText(answer.text)),
         structured: false,
         notice: `${answer.reason}. The steps and conclusion were read from its plain-text answer.`,
       };

@@ -6,7 +6,6 @@ import type { JSONSchema7 } from '@ai-sdk/provider';
 import Type from 'typebox';
 import { MissingParameterError } from '../../errors/app-error.js';
 import type { AgentType } from '../agent-type.js';
-import { summarize } from '../../text/textrank.js';
 
 const formats = ['paragraph', 'bullets', 'json'] as const;
 const lengths = ['short', 'medium', 'long'] as const;
@@ -110,8 +109,10 @@ export const summarizationAgent: AgentType<SummarizationConfiguration> = {
     const text = input.query ?? '';
     const useModel =
       settings.method === 'model' || (settings.method === 'auto' && context.models.available());
-    const extractive = (notice?: string) => {
-      const extract = summarize(text, { sentences: sentencesFor[settings.length] });
+    const extractive = async (notice?: string) => {
+      const extract = await context.text.summarize(text, {
+        sentences: sentencesFor[settings.length],
+      });
       const keyPoints = extract.keyPoints.slice(0, settings.key_points);
       return shaped(settings, extract.summary, keyPoints, 'extractive', notice);
     };
