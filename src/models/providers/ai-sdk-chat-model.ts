@@ -75,6 +75,17 @@ class Deadline {
     this.idleTimer = setTimeout(() => this.expire('idle'), this.idleMs);
   }
 
+  /**
+   * A wait between retries begins (true) or ends (false): the service's own waiting is not the
+   * model's silence, so the idle timer stops meanwhile and starts afresh with the next attempt.
+   */
+  readonly waiting = (waiting: boolean): void => {
+    if (waiting) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = undefined;
+    } else this.restart();
+  };
+
   /** The error to surface for a failure seen while this deadline was running. */
   explain(error: unknown, describe: (error: unknown) => UpstreamError): Error {
     return explainDeadlineFailure(
@@ -119,7 +130,11 @@ export function describeUpstreamFailure(
 ): UpstreamError {
   const last = error instanceof RetriesExhaustedError ? error.lastError : error;
   const attempts = error instanceof RetriesExhaustedError ? error.attempts : 1;
-  const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
+  const stopped =
+    error instanceof RetriesExhaustedError && error.cutShort
+      ? " (the model's time limit ended the retries)"
+      : '';
+  const tried = `${attempts > 1 ? ` after ${attempts} attempts` : ''}${stopped}`;
   const midAnswer = phase === 'stream' ? ' mid-answer; the answer is incomplete' : '';
   if (JSONParseError.isInstance(last) || TypeValidationError.isInstance(last)) {
     return new UpstreamError(
@@ -279,7 +294,11 @@ export class AiSdkChatModel implements ChatModel {
       // Retries cover opening the stream; once text flows, a failure ends it.
       const { stream } = await withRetries(
         async () => (await this.model()).doStream(this.callOptions(request, deadline.signal)),
-        { maxRetries: this.definition.maxRetries, signal: deadline.signal },
+        {
+          maxRetries: this.definition.maxRetries,
+          signal: deadline.signal,
+          onWait: deadline.waiting,
+        },
       );
       reader = stream.getReader();
       phase = 'stream';

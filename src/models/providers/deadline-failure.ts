@@ -2,6 +2,7 @@
 // the total timeout (`timeout_ms`) or the idle timeout (`idle_timeout_ms`) ran out, or else the
 // failure as the provider's adapter describes it. Shared by the AI SDK adapter and the lean path.
 import { RequestAbortedError, UpstreamError } from '../spec.js';
+import { RetriesExhaustedError } from './retry.js';
 
 export interface DeadlineState {
   clientAborted: boolean;
@@ -16,6 +17,9 @@ export function explainDeadlineFailure(
   describe: (error: unknown) => UpstreamError,
 ): Error {
   if (state.clientAborted) return new RequestAbortedError();
+  // A limit that ran out while waiting to retry ended the retries, not an answer in progress: the
+  // client hears what the provider answered (502 for its HTTP 500), streamed or not.
+  if (error instanceof RetriesExhaustedError && error.cutShort) return describe(error);
   if (state.timedOut === 'total') {
     return new UpstreamError(
       'upstream_timeout',

@@ -132,9 +132,15 @@ class CallLimits {
     this.wake?.();
   }
 
+  /** Whether a time limit (not the client) stopped the call. */
+  get timedOutNow(): boolean {
+    return this.timedOut !== null && !this.clientSignal.aborted;
+  }
+
   /** The request now in flight, destroyed if a limit passes or the client leaves. */
   attach(request: ClientRequest): void {
     this.current = request;
+    this.touch();
     if (!this.listening) {
       this.listening = true;
       this.clientSignal.addEventListener('abort', this.onClientAbort, { once: true });
@@ -151,13 +157,19 @@ class CallLimits {
     } else this.idleTimer.refresh();
   }
 
-  /** Waits between retries; ends early (rejecting) when the call is stopped. */
+  /**
+   * Waits between retries; ends early (rejecting) when the call is stopped. The service's own
+   * waiting is not the model's silence: the idle timer stops meanwhile and starts afresh with the
+   * next attempt (`attach`).
+   */
   sleep(ms: number): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.stopped) {
         reject(new RequestAbortedError());
         return;
       }
+      clearTimeout(this.idleTimer);
+      this.idleTimer = undefined;
       const timer = setTimeout(() => {
         this.wake = null;
         resolve();
@@ -363,7 +375,14 @@ export class OpenAiCompatibleChatModel implements ChatModel {
         if (attempt >= this.definition.maxRetries) {
           throw new RetriesExhaustedError(error, attempt + 1);
         }
-        await limits.sleep(retryWaitMs(error, attempt));
+        try {
+          await limits.sleep(retryWaitMs(error, attempt));
+        } catch (interrupted) {
+          // A time limit ending the wait is not the model timing out: what failed is still the
+          // provider's last answer (reported as such, streamed or not).
+          if (limits.timedOutNow) throw new RetriesExhaustedError(error, attempt + 1, true);
+          throw interrupted;
+        }
       }
     }
   }

@@ -4,11 +4,16 @@
 import { APICallError } from '@ai-sdk/provider';
 import { RequestAbortedError } from '../spec.js';
 
-/** Every attempt failed; the last failure is kept for the error mapping and the logs. */
+/**
+ * Every attempt failed; the last failure is kept for the error mapping and the logs. `cutShort`:
+ * a time limit of the call ran out while waiting to retry, so the failure to report is still the
+ * provider's (its last answer), not a timeout of the model.
+ */
 export class RetriesExhaustedError extends Error {
   constructor(
     readonly lastError: unknown,
     readonly attempts: number,
+    readonly cutShort = false,
   ) {
     super(`failed after ${attempts} attempts`, { cause: lastError });
     this.name = 'RetriesExhaustedError';
@@ -20,6 +25,8 @@ export interface RetryOptions {
   signal: AbortSignal;
   initialDelayMs?: number;
   backoffFactor?: number;
+  /** Called as a wait between attempts begins (true) and ends (false): no time of the model's. */
+  onWait?: (waiting: boolean) => void;
 }
 
 /** Waits longer than this are not honoured (the backoff is used instead). */
@@ -89,7 +96,17 @@ export async function withRetries<T>(
         throw attempt === 0 ? error : new RetriesExhaustedError(error, attempt + 1);
       }
       if (attempt >= options.maxRetries) throw new RetriesExhaustedError(error, attempt + 1);
-      await sleep(retryWaitMs(error, attempt, initialDelayMs, backoffFactor), options.signal);
+      options.onWait?.(true);
+      try {
+        await sleep(retryWaitMs(error, attempt, initialDelayMs, backoffFactor), options.signal);
+      } catch (interrupted) {
+        // The client leaving is reported as such; a time limit ending the wait is not the model
+        // timing out: what failed is still the provider's last answer.
+        if (interrupted instanceof RequestAbortedError) throw interrupted;
+        throw new RetriesExhaustedError(error, attempt + 1, true);
+      } finally {
+        options.onWait?.(false);
+      }
     }
   }
 }
