@@ -15,6 +15,7 @@ import { LRUCache } from 'lru-cache';
 import * as sqliteVec from 'sqlite-vec';
 import type { DatabaseSchema } from '../schema.js';
 import type { DialectAdapter } from './dialect.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 
 /**
  * Transactions start with BEGIN IMMEDIATE: the write lock is taken up front, so two processes
@@ -58,14 +59,20 @@ class ImmediateTransactionSqliteDialect extends SqliteDialect {
  * by their SQL text, bounded in bytes. Safe because Kysely runs one query at a time on this
  * connection and the service never streams from SQLite (an iterating statement would be busy).
  */
-function withStatementCache(database: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+function withStatementCache(
+  database: SqliteDatabase.Database,
+  onClose: () => void,
+): SqliteDialectConfig['database'] {
   const statements = new LRUCache<string, SqliteDatabase.Statement>({
     maxSize: 8 * 1024 * 1024,
     // The SQL text plus the compiled program, which is a few kilobytes for a typical query.
     sizeCalculation: (_statement, sql) => 4096 + 2 * sql.length,
   });
   return {
-    close: () => database.close(),
+    close: () => {
+      onClose();
+      database.close();
+    },
     prepare(sql: string) {
       let statement = statements.get(sql);
       if (statement === undefined) {
@@ -106,8 +113,16 @@ export function createSqliteAdapter(filePath: string): DialectAdapter {
   // Knowledge-base searches scan a knowledge base's vectors, far more pages than the 2 MB page
   // cache holds; read through a memory map, they are not copied in per query (halves the scan).
   database.pragma('mmap_size = 268435456');
+  // Checkpoints happen in a thread of their own (sqlite-checkpointer.ts), not in a commit.
+  let stopCheckpointer = () => undefined as void;
+  if (filePath !== ':memory:') {
+    database.pragma('wal_autocheckpoint = 0');
+    stopCheckpointer = startCheckpointer(filePath);
+  }
   const db = new Kysely<DatabaseSchema>({
-    dialect: new ImmediateTransactionSqliteDialect({ database: withStatementCache(database) }),
+    dialect: new ImmediateTransactionSqliteDialect({
+      database: withStatementCache(database, stopCheckpointer),
+    }),
   });
   return {
     kind: 'sqlite',
