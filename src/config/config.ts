@@ -194,6 +194,11 @@ export interface SpeechConfig {
     readonly pingIntervalMs: number;
     /** How often open sockets re-check their key and session (revocation, expiry). */
     readonly credentialCheckMs: number;
+    /**
+     * WebSockets one key may hold open at once on this instance, /v1/ws and voice streams together;
+     * past it the upgrade answers 429.
+     */
+    readonly maxConnectionsPerKey: number;
     /** Silence after speech that ends a user turn. */
     readonly endOfSpeechMs: number;
     /** Speech that starts a turn (or interrupts an answer). */

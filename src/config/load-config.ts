@@ -140,6 +140,7 @@ const envSchema = z.object({
   JOB_CONCURRENCY: integerText(1, 256).optional(),
   JOB_LOCK_MS: integerText(1000, 3_600_000).optional(),
   JOB_ENQUEUE_WAIT_MS: integerText(0, 60_000).optional(),
+  WS_MAX_CONNECTIONS_PER_KEY: integerText(1, 100_000).optional(),
   PLATFORM_ADMIN_KEY: adminKey.optional(),
   TRUST_PROXY: commaList.pipe(rangeList).optional(),
   API_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -317,6 +318,7 @@ const fileSchema = z.strictObject({
           ping_interval_ms: z.int().min(100).max(300_000).optional(),
           credential_check_ms: z.int().min(50).max(1000).optional(),
           end_of_speech_ms: z.int().min(100).max(5000).optional(),
+          max_connections_per_key: z.int().min(1).max(100_000).optional(),
           speech_start_ms: z.int().min(20).max(2000).optional(),
           vad_mode: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).optional(),
           max_utterance_seconds: z.int().min(1).max(600).optional(),
@@ -701,6 +703,10 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
         credentialCheckMs: file.speech?.realtime?.credential_check_ms ?? 250,
         endOfSpeechMs: file.speech?.realtime?.end_of_speech_ms ?? 300,
         speechStartMs: file.speech?.realtime?.speech_start_ms ?? 40,
+        maxConnectionsPerKey:
+          fromEnv.WS_MAX_CONNECTIONS_PER_KEY ??
+          file.speech?.realtime?.max_connections_per_key ??
+          20,
         vadMode: file.speech?.realtime?.vad_mode ?? 3,
         maxUtteranceSeconds: file.speech?.realtime?.max_utterance_seconds ?? 30,
       },

@@ -89,6 +89,46 @@ export class CredentialWatch {
   }
 }
 
+/**
+ * How many WebSockets each key holds open on this instance (both channels together), so one key
+ * cannot open thousands: a slot is taken before the upgrade and given back when the socket closes.
+ * Counted per instance, not in Redis: a count shared there would outlive an instance that dies
+ * with sockets open, and a key spread over N instances holds at most N × the cap.
+ */
+export class ConnectionSlots {
+  private readonly held = new Map<string, number>();
+
+  constructor(readonly perKey: number) {}
+
+  /** A slot for `keyId` and the function that gives it back (once), or null when all are taken. */
+  acquire(keyId: string): (() => void) | null {
+    const count = this.held.get(keyId) ?? 0;
+    if (count >= this.perKey) return null;
+    this.held.set(keyId, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.held.get(keyId) ?? 1) - 1;
+      if (left <= 0) this.held.delete(keyId);
+      else this.held.set(keyId, left);
+    };
+  }
+
+  count(keyId: string): number {
+    return this.held.get(keyId) ?? 0;
+  }
+}
+
+/** The 429 of an upgrade past the cap (no Retry-After: a slot frees when a socket closes). */
+export function tooManyConnections(perKey: number): AppError {
+  return new AppError(
+    'rate_limit_exceeded',
+    `This API key already has ${perKey} WebSocket connections open (the most it may hold at once on /v1/ws and voice streams together). Close one and connect again.`,
+    { details: { limit: perKey, window: 'connections', limit_scope: 'key' } },
+  );
+}
+
 export interface ConnectionOptions {
   socket: WebSocket;
   keyId: string;

@@ -10,7 +10,13 @@ import { AppError, FeatureDisabledError } from '../errors/app-error.js';
 import { principalOf, type App } from '../http/types.js';
 import type { Services } from '../services.js';
 import { VoiceConversation, type VoiceSettings } from '../voice/voice-conversation.js';
-import { Connection, CredentialWatch, type ConnectionOptions } from './connection.js';
+import {
+  Connection,
+  ConnectionSlots,
+  CredentialWatch,
+  tooManyConnections,
+  type ConnectionOptions,
+} from './connection.js';
 import {
   closeCodes,
   generalMessages,
@@ -62,8 +68,22 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
     app.log as never,
   );
   const open = new Set<Connection>();
+  const slots = new ConnectionSlots(limits.maxConnectionsPerKey);
+  type WithSlot = FastifyRequest & { releaseSlot?: () => void };
+  /**
+   * Takes one of the key's connection slots before the upgrade (429 when none is left); it is
+   * given back when the connection closes, or when the socket does (a refused or failed upgrade).
+   */
+  const takeSlot = (request: FastifyRequest, keyId: string): (() => void) => {
+    const release = slots.acquire(keyId);
+    if (release === null) throw tooManyConnections(slots.perKey);
+    (request as WithSlot).releaseSlot = release;
+    request.raw.socket?.once('close', release);
+    return release;
+  };
   /** A connection counted in the metrics and kept in `open` until it closes. */
   const openConnection = (
+    request: FastifyRequest,
     channel: 'voice' | 'realtime',
     peer: Pick<
       ConnectionOptions,
@@ -79,6 +99,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       rateLimiter: services.rateLimiter,
       onClose: () => {
         open.delete(connection);
+        (request as WithSlot).releaseSlot?.();
         counted();
         onClose();
       },
@@ -121,8 +142,17 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       },
       preValidation: async (request) => {
         const { session_id: sessionId } = request.params;
-        (request as FastifyRequest & { voiceSession?: unknown }).voiceSession =
-          await services.voiceSessions.redeem(sessionId, sessionToken(request));
+        const token = sessionToken(request);
+        // The key's connection cap is checked before the single-use token is spent.
+        const keyId = await services.voiceSessions.keyIdForToken(sessionId, token);
+        const release = keyId === undefined ? null : takeSlot(request, keyId);
+        try {
+          (request as FastifyRequest & { voiceSession?: unknown }).voiceSession =
+            await services.voiceSessions.redeem(sessionId, token);
+        } catch (error) {
+          release?.();
+          throw error;
+        }
       },
     },
     (socket: WebSocket, request: FastifyRequest) => {
@@ -134,6 +164,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       const logger = request.log as never;
       let conversation: VoiceConversation | null = null;
       const connection = openConnection(
+        request,
         'voice',
         {
           socket,
@@ -219,6 +250,14 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
           api_key: Type.Optional(Type.String({ maxLength: 200 })),
         }),
       },
+      preHandler: (request, _reply, done) => {
+        try {
+          takeSlot(request, principalOf(request).keyId);
+          done();
+        } catch (error) {
+          done(error as Error);
+        }
+      },
     },
     (socket: WebSocket, request: FastifyRequest) => {
       const principal = principalOf(request);
@@ -230,6 +269,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       let chunks: Buffer[] = [];
       let chunkBytes = 0;
       const connection = openConnection(
+        request,
         'realtime',
         {
           socket,

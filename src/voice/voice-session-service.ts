@@ -97,6 +97,19 @@ export class VoiceSessionService {
   }
 
   /**
+   * The key behind a session whose token is valid and unused, without using the token (the
+   * connection cap is checked before the token is spent); undefined otherwise.
+   */
+  keyIdForToken(sessionId: string, token: string | undefined): Promise<string | undefined> {
+    if (token === undefined || token === '') return Promise.resolve(undefined);
+    return this.options.repository.keyIdForToken(
+      sessionId,
+      hashToken(token),
+      new Date(this.now()).toISOString(),
+    );
+  }
+
+  /**
    * Uses a session's token (once); 401 when it is wrong, used or expired, or when the key that
    * created the session was revoked or expired since. Answers the key's tier with the session.
    */

@@ -194,6 +194,7 @@ export function voiceRoutes(app: App, services: Services): void {
           end_of_speech_ms: limits.endOfSpeechMs,
           token_ttl_seconds: limits.tokenTtlSeconds,
           session_ttl_seconds: limits.sessionTtlSeconds,
+          max_connections_per_key: limits.maxConnectionsPerKey,
         },
         close_codes: {
           [closeCodes.credentialsInvalid]: 'key revoked or expired, or voice session expired',

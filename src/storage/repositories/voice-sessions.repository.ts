@@ -59,6 +59,23 @@ export class VoiceSessionsRepository {
    * clears the hash in the same statement, so two connections racing with one token get one
    * session between them.
    */
+  /** The key behind a session whose token is still unused and valid, without using it. */
+  async keyIdForToken(
+    sessionId: string,
+    tokenHash: string,
+    now: string,
+  ): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('voice_sessions')
+      .select('key_id')
+      .where('id', '=', sessionId)
+      .where('token_hash', '=', tokenHash)
+      .where('token_expires_at', '>', now)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row?.key_id;
+  }
+
   async redeem(
     sessionId: string,
     tokenHash: string,
