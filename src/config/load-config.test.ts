@@ -209,9 +209,14 @@ describe('loadConfig', () => {
     );
     const env: Record<string, string | undefined> = { PLATFORM_CONFIG: file };
     const config = loadConfig({ env });
+    // The chat models replace the built-in ones; the kinds it lists none of keep the built-in
+    // offline engines (speech.builtin_engines, default true).
     expect(config.models.definitions.map((model) => model.name)).toEqual([
       'my-model',
       'other-model',
+      'pocketsphinx-en-us',
+      'whisper-tiny',
+      'espeak-ng',
     ]);
     expect(config.models.definitions[0]).toMatchObject({
       provider: 'openai-compatible',
@@ -223,6 +228,30 @@ describe('loadConfig', () => {
     expect(JSON.stringify(config)).not.toContain('sk-secret');
     env.MY_PROVIDER_KEY = 'sk-secret';
     expect(config.secrets.get('MY_PROVIDER_KEY')).toBe('sk-secret');
+  });
+
+  it('keeps the built-in speech engines only for the kinds a file does not list, unless told not to', () => {
+    const chat = {
+      name: 'chat',
+      provider: 'openai-compatible',
+      model: 'm',
+      base_url: 'http://127.0.0.1:9/v1',
+    };
+    const load = (body: object) =>
+      loadConfig({
+        env: { PLATFORM_CONFIG: configFile('engines.json', JSON.stringify(body)) },
+      }).models.definitions.map((model) => model.name);
+    expect(load({ models: [chat] })).toEqual([
+      'chat',
+      'pocketsphinx-en-us',
+      'whisper-tiny',
+      'espeak-ng',
+    ]);
+    // A speech model listed: the built-in synthesiser is replaced, the recognisers stay.
+    expect(
+      load({ models: [chat, { name: 'voice', provider: 'espeak-ng', type: 'speech' }] }),
+    ).toEqual(['chat', 'voice', 'pocketsphinx-en-us', 'whisper-tiny']);
+    expect(load({ models: [chat], speech: { builtin_engines: false } })).toEqual(['chat']);
   });
 
   it('reports every catalog problem at once', () => {

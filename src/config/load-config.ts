@@ -305,6 +305,7 @@ const fileSchema = z.strictObject({
       preload: z.boolean().optional(),
       engine_timeout_ms: z.int().min(100).max(600_000).optional(),
       transcription_processes: z.int().min(1).max(64).optional(),
+      builtin_engines: z.boolean().optional(),
       realtime: z
         .strictObject({
           token_ttl_seconds: z.int().min(5).max(3600).optional(),
@@ -497,6 +498,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     cwd,
     fileLabel ?? 'config',
     problems,
+    file.speech?.builtin_engines ?? true,
   );
 
   const templates = buildTemplates(file.templates, fileLabel ?? 'config', problems);

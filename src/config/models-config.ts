@@ -396,6 +396,26 @@ function builtInSpeechModels(): ModelEntry[] {
   ];
 }
 
+/** The built-in engines that run on this machine without a key (no cloud speech models). */
+const offlineEngineProviders = new Set(['pocketsphinx', 'sherpa-onnx', 'espeak-ng']);
+
+/**
+ * A config file that lists models but none of a speech kind keeps the built-in offline engines of
+ * that kind (PocketSphinx and Whisper tiny for transcription, eSpeak NG for speech), so that adding
+ * a chat model does not switch voice off. Listing a model of the kind, or
+ * `speech.builtin_engines: false`, replaces them.
+ */
+function builtInEnginesFor(entries: readonly ModelEntry[]): ModelEntry[] {
+  const kinds = new Set(entries.map((entry) => entry.type ?? 'chat'));
+  const names = new Set(entries.map((entry) => entry.name));
+  return builtInSpeechModels().filter(
+    (entry) =>
+      offlineEngineProviders.has(entry.provider) &&
+      !kinds.has(entry.type ?? 'chat') &&
+      !names.has(entry.name),
+  );
+}
+
 export interface ModelDefaults {
   modelsDirectory: string;
   localThreads: number;
@@ -657,9 +677,15 @@ export function buildModelCatalog(
   cwd: string,
   fileLabel: string,
   problems: string[],
+  keepBuiltInEngines = true,
 ): { definitions: ModelDefinition[]; defaultModel: string | null } {
   const configured = entries !== undefined;
-  const list = entries ?? builtInModels;
+  const list =
+    entries === undefined
+      ? builtInModels
+      : keepBuiltInEngines
+        ? [...entries, ...builtInEnginesFor(entries)]
+        : entries;
   const definitions: ModelDefinition[] = [];
   const seen = new Set<string>();
   list.forEach((entry, index) => {

@@ -311,22 +311,22 @@ export class SpeechService {
    */
   voiceChatReadiness(): { ready: boolean; reason: string | null } {
     const missing: string[] = [];
-    for (const [kind, label] of [
-      ['transcription', 'speech recogniser (transcription model)'],
-      ['speech', 'speech synthesiser (speech model)'],
+    for (const [kind, label, example] of [
+      ['transcription', 'a speech recogniser', 'type: transcription, provider: pocketsphinx'],
+      ['speech', 'a speech synthesiser', 'type: speech, provider: espeak-ng'],
     ] as const) {
       const models = this.ofKind(kind);
       if (models.some((status) => status.available)) continue;
       const first = models[0];
       missing.push(
         first === undefined
-          ? `no ${label} is configured`
-          : `no ${label} is available (${first.definition.name}: ${first.reason ?? 'unavailable'})`,
+          ? `${label}, and the configuration has none (add a model with ${example} under 'models', or remove speech.builtin_engines: false)`
+          : `${label} that can run, and ${first.definition.name} cannot: ${(first.reason ?? 'it is unavailable').replace(/\.$/, '')}`,
       );
     }
     return missing.length === 0
       ? { ready: true, reason: null }
-      : { ready: false, reason: `Voice chat needs ${missing.join('; and ')}.` };
+      : { ready: false, reason: `Voice chat needs ${missing.join('; it also needs ')}.` };
   }
 
   private ofKind(kind: 'transcription' | 'speech'): ModelStatus[] {

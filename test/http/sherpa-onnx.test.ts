@@ -167,8 +167,10 @@ describe('npm run models -- pull (sherpa-onnx files)', () => {
       ).toBe(true);
       expect(existsSync(path.join(modelsDirectory, 'burst-counter', 'tokens.txt'))).toBe(true);
       const after = await runCli(['list', '--json'], env, 'models');
+      // The file lists no speech model: the built-in eSpeak NG stays (speech.builtin_engines).
       expect(JSON.parse(after.stdout)).toEqual([
         expect.objectContaining({ name: 'burst-counter', available: true }),
+        expect.objectContaining({ name: 'espeak-ng' }),
       ]);
     } finally {
       server.close();

@@ -3,6 +3,7 @@
 // the cloud providers' wire formats against a fake upstream, voices and the voice_chat feature.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startChatHarness } from '../support/chat-harness.js';
 import { allDialects } from '../support/dialects.js';
 import { startSpeechHarness, type SpeechHarness } from '../support/speech-harness.js';
 import { bearer, createKey } from '../support/test-app.js';
@@ -412,5 +413,37 @@ describe.each(allDialects)('voice_chat without engines or switched off ($name)',
     } finally {
       await off.close();
     }
+  });
+});
+
+describe.each(allDialects)('the built-in speech engines and a config file ($name)', (dialect) => {
+  const voiceChat = async (overrides: Record<string, unknown>) => {
+    const harness = await startChatHarness({ dialect, overrides });
+    try {
+      const features = await harness.app.inject({
+        method: 'GET',
+        url: '/v1/features',
+        headers: bearer(harness.adminKey),
+      });
+      return features
+        .json<{ features: { id: string; enabled: boolean; reason: string | null }[] }>()
+        .features.find((feature) => feature.id === 'voice_chat')!;
+    } finally {
+      await harness.close();
+    }
+  };
+
+  it('keeps voice on when the file lists only chat models (the built-in engines stay)', async () => {
+    // The harness lists chat models only; builtin_engines on, as in a user's file.
+    const voice = await voiceChat({ speech: { builtin_engines: true } });
+    expect(voice).toMatchObject({ enabled: true, reason: null });
+  });
+
+  it('says in one sentence what is missing and how to add it when they are switched off', async () => {
+    const voice = await voiceChat({ speech: { builtin_engines: false } });
+    expect(voice.enabled).toBe(false);
+    expect(voice.reason).toBe(
+      "Voice chat needs a speech recogniser, and the configuration has none (add a model with type: transcription, provider: pocketsphinx under 'models', or remove speech.builtin_engines: false); it also needs a speech synthesiser, and the configuration has none (add a model with type: speech, provider: espeak-ng under 'models', or remove speech.builtin_engines: false).",
+    );
   });
 });

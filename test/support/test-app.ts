@@ -31,6 +31,17 @@ export interface TestAppOptions {
   adminKey?: string;
 }
 
+/**
+ * A test that lists models gets exactly those: the built-in offline speech engines a config file
+ * keeps for kinds it does not list (speech.builtin_engines) are left out unless it asks for them.
+ */
+function exactCatalog(
+  overrides: NonNullable<LoadConfigOptions['overrides']>,
+): NonNullable<LoadConfigOptions['overrides']> {
+  if (overrides.models === undefined) return overrides;
+  return { ...overrides, speech: { builtin_engines: false, ...overrides.speech } };
+}
+
 export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   const database = options.database ?? (await options.dialect.create());
   const adminKey = options.adminKey ?? generateApiKey();
@@ -43,7 +54,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
       PLATFORM_ADMIN_KEY: adminKey,
       ...options.env,
     },
-    ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
+    ...(options.overrides === undefined ? {} : { overrides: exactCatalog(options.overrides) }),
   });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   // Each test app works its own queue unless told to share one (tests share one Redis).
