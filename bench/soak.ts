@@ -912,8 +912,9 @@ deleted), except the records that are kept by design (usage, executions, revoked
 
 Memory is sampled every ${sampleEveryMs / 1000} s. At half-time and at the end of the traffic a full GC is forced
 before sampling, so that the two points compare what the service keeps rather than garbage waiting
-for the collector (between collections RSS saws up and down by tens of MiB). Target: RSS on a
-plateau — under ${plateauLimit * 100}% growth from the first point to the second.
+for the collector (between collections RSS saws up and down by tens of MiB). The GC is the main
+thread's: the worker threads' heaps (audio, text) count in the anonymous RSS with whatever garbage
+they hold. Target: RSS on a plateau — under ${plateauLimit * 100}% growth from the first point to the second.
 
 ${(['sqlite', 'postgres'] as const)
   .map((name) => runs[name])
