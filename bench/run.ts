@@ -8,6 +8,7 @@ import { runWebBundleBenchmark } from './web-bundle.js';
 import { runRoutingBenchmark } from './routing.js';
 import { runSpeechBenchmark } from './speech.js';
 import { runSoakBenchmark } from './soak.js';
+import { runFirstRunBenchmark } from './first-run.js';
 
 const benchmarks: Record<string, () => Promise<void>> = {
   auth: runAuthBenchmark,
@@ -19,6 +20,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   routing: runRoutingBenchmark,
   speech: runSpeechBenchmark,
   soak: runSoakBenchmark,
+  'first-run': runFirstRunBenchmark,
 };
 
 const names = process.argv.slice(2);
