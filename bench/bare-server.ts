@@ -4,6 +4,7 @@
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
 import { createLogger } from '../src/logger.js';
 import { installRequestLog } from '../src/http/request-log.js';
+import { FeaturesResponseSchema } from '../src/http/routes/features.routes.js';
 
 const port = Number(process.argv[2] ?? 0);
 const payload = JSON.parse(process.argv[3] ?? '{}') as unknown;
@@ -20,31 +21,7 @@ const options: FastifyServerOptions = logged
   : { logger: false };
 const app = Fastify(options);
 if (logged) installRequestLog(app);
-app.get(
-  '/v1/features',
-  {
-    schema: {
-      response: {
-        200: {
-          type: 'object',
-          properties: {
-            features: {
-              type: 'array',
-              items: {
-                type: 'object',
-                properties: {
-                  id: { type: 'string' },
-                  name: { type: 'string' },
-                  enabled: { type: 'boolean' },
-                  description: { type: 'string' },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-  },
-  () => payload,
-);
+// The service's own response schema, so that both serialise through the same compiled schema and
+// serve the same body (a hand-copied schema fell behind when `reason` was added).
+app.get('/v1/features', { schema: { response: { 200: FeaturesResponseSchema } } }, () => payload);
 await app.listen({ host: '127.0.0.1', port });

@@ -16,6 +16,9 @@ const FeatureSchema = Type.Object({
   }),
 });
 
+/** The 200 body; the auth benchmark's bare route serialises through it too (bench/bare-server.ts). */
+export const FeaturesResponseSchema = Type.Object({ features: Type.Array(FeatureSchema) });
+
 export function featureRoutes(app: App, services: Services): void {
   // voice_chat also needs a recogniser and a synthesiser that are available now.
   const features = () =>
@@ -42,7 +45,7 @@ export function featureRoutes(app: App, services: Services): void {
         summary: 'List features',
         description:
           'The platform capabilities and whether each is enabled. A feature is enabled when this build implements it and the configuration does not switch it off; `voice_chat` also needs an available speech recogniser and synthesiser (`reason` says which is missing).',
-        response: { 200: Type.Object({ features: Type.Array(FeatureSchema) }) },
+        response: { 200: FeaturesResponseSchema },
       },
     },
     () => ({ features: features() }),
