@@ -44,6 +44,7 @@ import { SpeechEngines } from './models/speech/speech-engines.js';
 import { SpeechService } from './speech/speech-service.js';
 import { VoiceSessionsRepository } from './storage/repositories/voice-sessions.repository.js';
 import { VoiceSessionService } from './voice/voice-session-service.js';
+import { CredentialWatch } from './auth/credential-watch.js';
 import { TemplateCatalog } from './templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { createKnowledgeIndex } from './storage/dialects/knowledge-dialect.js';
@@ -78,6 +79,8 @@ export interface Services {
   readonly models: ModelRegistry;
   readonly speech: SpeechService;
   readonly voiceSessions: VoiceSessionService;
+  /** Ends WebSockets and event streams whose key was revoked or expired (within a second). */
+  readonly credentialWatch: CredentialWatch;
   readonly templates: TemplateCatalog;
   readonly conversations: ConversationService;
   readonly chat: ChatService;
@@ -296,6 +299,8 @@ export async function createServices(
     sessions,
     tiers: config.rateLimits.tiers,
     defaultTier: config.rateLimits.defaultTier,
+    // The streams and sockets of a key revoked here end at once (elsewhere within a second).
+    onRevoked: () => void credentialWatch.checkNow(),
     now,
   });
   const accounts = new AccountService({
@@ -337,6 +342,11 @@ export async function createServices(
     limits: config.speech.realtime,
     now,
   });
+  const credentialWatch = new CredentialWatch(
+    (keyIds) => voiceSessions.keyStates(keyIds),
+    config.speech.realtime.credentialCheckMs,
+    logger,
+  );
   const feedback = new FeedbackService({
     feedback: new FeedbackRepository(storage.db),
     conversations,
@@ -501,6 +511,7 @@ export async function createServices(
     models,
     speech,
     voiceSessions,
+    credentialWatch,
     templates,
     conversations,
     chat,
@@ -538,6 +549,7 @@ export async function createServices(
       }
     },
     async close() {
+      credentialWatch.stop();
       await pipelineRunner.close();
       await instances.stop().catch(() => undefined);
       await feed.close();

@@ -44,6 +44,8 @@ export interface ApiKeyServiceOptions {
   authenticator: Authenticator;
   /** Sessions opened with a key end when it is revoked. */
   sessions?: { endForKey(apiKeyId: string): Promise<void> };
+  /** Called once a key is revoked (its open streams and sockets are ended). */
+  onRevoked?: (keyId: string) => void;
   tiers: Readonly<Record<string, RateLimitTier>>;
   defaultTier: string;
   now?: () => number;
@@ -160,6 +162,7 @@ export class ApiKeyService {
     if (record === undefined) throw new NotFoundError('API key', id);
     this.options.authenticator.forget(record.keyHash);
     await this.options.sessions?.endForKey(record.id);
+    this.options.onRevoked?.(record.id);
     return record;
   }
 }

@@ -1,8 +1,11 @@
-// Helpers shared by routes that call models: a signal that fires when the client goes away, and
-// Server-Sent Events framing for async generators.
+// Helpers shared by routes that call models: a signal that fires when the client goes away (or,
+// for event streams, when the key behind them is revoked), and Server-Sent Events framing for
+// async generators.
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import type { AppError } from '../errors/app-error.js';
+import type { Principal } from '../auth/authenticator.js';
+import type { CredentialEnd, CredentialWatch } from '../auth/credential-watch.js';
+import { AppError } from '../errors/app-error.js';
 
 /**
  * Aborts when the connection closes before the response was fully written, which is how a client
@@ -40,4 +43,76 @@ export function sendEventStream(reply: FastifyReply, stream: Readable): FastifyR
     .header('cache-control', 'no-cache')
     .header('x-accel-buffering', 'no')
     .send(stream);
+}
+
+/**
+ * A long-lived answer's signal (an event stream): it aborts when the client goes away, and when
+ * the key behind the request is revoked or expires (seen by the credential watch within a second on
+ * every instance, at once on the one that revoked it); `ended` then holds the error to end with.
+ */
+export interface AnswerGuard {
+  readonly signal: AbortSignal;
+  /** The contract's 401 when a revoked or expired key ended the answer; null otherwise. */
+  readonly ended: AppError | null;
+  /** Stops watching the key (also done when the connection closes). */
+  dispose(): void;
+}
+
+function credentialError(why: CredentialEnd): AppError {
+  return why.code === 'expired_api_key'
+    ? new AppError('expired_api_key', 'The API key of this stream expired; the stream was ended.')
+    : new AppError(
+        'revoked_api_key',
+        'The API key of this stream was revoked; the stream was ended.',
+      );
+}
+
+export function guardAnswer(
+  reply: FastifyReply,
+  watch: CredentialWatch,
+  principal: Principal,
+): AnswerGuard {
+  const controller = new AbortController();
+  let ended: AppError | null = null;
+  const unwatch = watch.add({
+    keyId: principal.keyId,
+    sessionExpiresAtMs: null,
+    tier: principal.tier,
+    accountTier: principal.accountTier,
+    end: (why) => {
+      ended = credentialError(why);
+      controller.abort(ended);
+    },
+  });
+  reply.raw.once('close', () => {
+    unwatch();
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return {
+    signal: controller.signal,
+    get ended() {
+      return ended;
+    },
+    dispose: unwatch,
+  };
+}
+
+/**
+ * The events of a guarded answer; when the key's revocation or expiry ended them, the error event
+ * `errorEvent` makes of the contract's 401 comes last (the SSE `error` event of the stream).
+ */
+export async function* untilCredentialsEnd<E>(
+  events: AsyncIterable<E>,
+  guard: AnswerGuard,
+  errorEvent: (error: AppError) => E,
+): AsyncGenerator<E> {
+  try {
+    for await (const event of events) {
+      if (guard.ended !== null) break;
+      yield event;
+    }
+    if (guard.ended !== null) yield errorEvent(guard.ended);
+  } finally {
+    guard.dispose();
+  }
 }

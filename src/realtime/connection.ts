@@ -4,90 +4,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
+import type { CredentialWatch, WatchedCredential } from '../auth/credential-watch.js';
 import { rateLimitExceeded, type RateLimiter } from '../auth/rate-limiter.js';
 import type { AppConfig } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
-import type { KeyState } from '../voice/voice-session.js';
 import { closeCodes } from './protocol.js';
-
-interface Watched {
-  keyId: string;
-  /** Epoch ms when the voice session ends; null for key-authenticated sockets. */
-  sessionExpiresAtMs: number | null;
-  tier: string;
-  accountId: string;
-  accountTier: string | null;
-  close(code: number, reason: string): void;
-}
-
-/** Re-checks the keys (and sessions) behind open sockets; closes those no longer valid. */
-export class CredentialWatch {
-  private readonly watched = new Set<Watched>();
-  private timer: NodeJS.Timeout | null = null;
-  private checking = false;
-
-  constructor(
-    private readonly keyStates: (keyIds: readonly string[]) => Promise<KeyState[]>,
-    private readonly intervalMs: number,
-    private readonly logger: Logger,
-  ) {}
-
-  add(entry: Watched): () => void {
-    this.watched.add(entry);
-    if (this.timer === null) {
-      this.timer = setInterval(() => void this.check(), this.intervalMs);
-      this.timer.unref();
-    }
-    return () => {
-      this.watched.delete(entry);
-      if (this.watched.size === 0 && this.timer !== null) {
-        clearInterval(this.timer);
-        this.timer = null;
-      }
-    };
-  }
-
-  stop(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-  }
-
-  private async check(): Promise<void> {
-    if (this.checking) return;
-    this.checking = true;
-    try {
-      const entries = [...this.watched];
-      const states = new Map(
-        (await this.keyStates([...new Set(entries.map((entry) => entry.keyId))])).map((state) => [
-          state.keyId,
-          state,
-        ]),
-      );
-      const now = Date.now();
-      for (const entry of entries) {
-        const state = states.get(entry.keyId);
-        let reason: string | null = null;
-        if (state === undefined || state.revoked) reason = 'the API key was revoked';
-        else if (state.expiresAtMs !== null && now >= state.expiresAtMs)
-          reason = 'the API key expired';
-        else if (entry.sessionExpiresAtMs !== null && now >= entry.sessionExpiresAtMs) {
-          reason = 'the voice session expired';
-        }
-        if (reason !== null) {
-          this.watched.delete(entry);
-          entry.close(closeCodes.credentialsInvalid, reason);
-        } else if (state !== undefined) {
-          entry.tier = state.tier;
-          entry.accountTier = state.accountTier;
-        }
-      }
-    } catch (error) {
-      this.logger.warn({ err: error }, 'could not re-check the keys of open WebSockets');
-    } finally {
-      this.checking = false;
-    }
-  }
-}
 
 /**
  * How many WebSockets each key holds open on this instance (both channels together), so one key
@@ -151,7 +72,7 @@ export interface ConnectionOptions {
 export const maxPendingMessages = 32;
 
 export class Connection {
-  private readonly entry: Watched;
+  private readonly entry: WatchedCredential & { accountId: string };
   /** Received messages not yet handled, oldest first (at most `maxPendingMessages`). */
   private readonly inbox: Array<() => unknown> = [];
   private draining = false;
@@ -170,7 +91,7 @@ export class Connection {
       tier: options.tier,
       accountId: options.accountId,
       accountTier: options.accountTier,
-      close: (code, reason) => this.close(code, reason),
+      end: (why) => this.close(closeCodes.credentialsInvalid, why.reason),
     };
     this.unwatch = options.watch.add(this.entry);
     socket.on('pong', () => {

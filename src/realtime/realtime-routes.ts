@@ -13,7 +13,6 @@ import { VoiceConversation, type VoiceSettings } from '../voice/voice-conversati
 import {
   Connection,
   ConnectionSlots,
-  CredentialWatch,
   tooManyConnections,
   type ConnectionOptions,
 } from './connection.js';
@@ -62,11 +61,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
     // One `message` event per turn of the event loop, even for frames that arrived together.
     options: { maxPayload: limits.maxMessageBytes, allowSynchronousEvents: false },
   });
-  const watch = new CredentialWatch(
-    (ids) => services.voiceSessions.keyStates(ids),
-    limits.credentialCheckMs,
-    app.log as never,
-  );
+  const watch = services.credentialWatch;
   const open = new Set<Connection>();
   const slots = new ConnectionSlots(limits.maxConnectionsPerKey);
   type WithSlot = FastifyRequest & { releaseSlot?: () => void };
@@ -117,7 +112,6 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
   });
   // Before the server stops accepting: open sockets would otherwise keep it from closing.
   app.addHook('preClose', (done) => {
-    watch.stop();
     for (const connection of open) connection.close(closeCodes.goingAway, 'server shutting down');
     done();
   });

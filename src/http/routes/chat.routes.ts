@@ -8,9 +8,11 @@ import type { Services } from '../../services.js';
 import { maxTokensLimit } from '../schemas/common.js';
 import {
   clientGoneSignal,
+  guardAnswer,
   logStreamFailure,
   sendEventStream,
   serverSentEvents,
+  untilCredentialsEnd,
 } from '../streaming.js';
 import { principalOf, type App } from '../types.js';
 
@@ -156,7 +158,12 @@ export function chatRoutes(app: App, services: Services): void {
     },
     async (request, reply) => {
       const body = request.body;
-      const signal = clientGoneSignal(reply);
+      // A stream also ends when its key is revoked or expires (an `error` event, revoked_api_key).
+      const guard =
+        body.stream === true
+          ? guardAnswer(reply, services.credentialWatch, principalOf(request))
+          : null;
+      const signal = guard?.signal ?? clientGoneSignal(reply);
       // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
       const routed = await services.routing.resolveChatModel({
         caller: principalOf(request),
@@ -178,9 +185,19 @@ export function chatRoutes(app: App, services: Services): void {
         maxTokens: routed.maxTokens,
         signal,
       };
-      if (body.stream === true) {
-        const events = await services.chat.openStream(chatRequest);
-        return sendEventStream(reply, serverSentEvents(contractEvents(events, request.log)));
+      if (guard !== null) {
+        let events: AsyncGenerator<ChatStreamEvent>;
+        try {
+          events = await services.chat.openStream(chatRequest);
+        } catch (error) {
+          // Revoked while the model was being asked: the key's 401, not an aborted request.
+          throw guard.ended ?? error;
+        }
+        const guarded = untilCredentialsEnd<ChatStreamEvent>(events, guard, (error) => ({
+          type: 'error',
+          error,
+        }));
+        return sendEventStream(reply, serverSentEvents(contractEvents(guarded, request.log)));
       }
       const outcome = await services.chat.complete(chatRequest);
       return reply.type('application/json; charset=utf-8').send({

@@ -12,9 +12,11 @@ import type { Services } from '../../services.js';
 import { maxTokensLimit } from '../schemas/common.js';
 import {
   clientGoneSignal,
+  guardAnswer,
   logStreamFailure,
   sendEventStream,
   serverSentEvents,
+  untilCredentialsEnd,
 } from '../streaming.js';
 import { principalOf, type App } from '../types.js';
 
@@ -231,7 +233,12 @@ export function completionRoutes(app: App, services: Services): void {
         const maxTokensParam =
           body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
         const messages = turnsOf(body);
-        const signal = clientGoneSignal(reply);
+        // A stream also ends when its key is revoked or expires (a last chunk carrying the error).
+        const guard =
+          body.stream === true
+            ? guardAnswer(reply, services.credentialWatch, principalOf(request))
+            : null;
+        const signal = guard?.signal ?? clientGoneSignal(reply);
         // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
         const routed = await services.routing.resolveChatModel({
           caller: principalOf(request),
@@ -254,12 +261,22 @@ export function completionRoutes(app: App, services: Services): void {
           maxTokensParam,
           signal,
         };
-        if (body.stream === true) {
-          const events = await services.chat.openStream(chatRequest);
+        if (guard !== null) {
+          let events: AsyncGenerator<ChatStreamEvent>;
+          try {
+            events = await services.chat.openStream(chatRequest);
+          } catch (error) {
+            // Revoked while the model was being asked: the key's 401, not an aborted request.
+            throw guard.ended ?? error;
+          }
+          const guarded = untilCredentialsEnd<ChatStreamEvent>(events, guard, (error) => ({
+            type: 'error',
+            error,
+          }));
           const includeUsage = body.stream_options?.include_usage === true;
           return sendEventStream(
             reply,
-            serverSentEvents(completionChunks(events, includeUsage, request.log), '[DONE]'),
+            serverSentEvents(completionChunks(guarded, includeUsage, request.log), '[DONE]'),
           );
         }
         const outcome = await services.chat.complete(chatRequest);

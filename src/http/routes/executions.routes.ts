@@ -4,7 +4,12 @@ import { access } from '../../auth/scopes.js';
 import type { ExecutionEvent } from '../../executions/execution.js';
 import type { Services } from '../../services.js';
 import { ObjectIdSchema } from '../schemas/common.js';
-import { clientGoneSignal, sendEventStream, serverSentEvents } from '../streaming.js';
+import {
+  guardAnswer,
+  sendEventStream,
+  serverSentEvents,
+  untilCredentialsEnd,
+} from '../streaming.js';
 import { principalOf, type App } from '../types.js';
 import { ExecutionSchema, executionEventToJson, executionToJson } from './execution-json.js';
 
@@ -60,13 +65,22 @@ export function executionRoutes(app: App, services: Services): void {
       },
     },
     async (request, reply) => {
-      const signal = clientGoneSignal(reply);
+      // Following ends when the key is revoked or expires: an `error` event comes last.
+      const guard = guardAnswer(reply, services.credentialWatch, principalOf(request));
       const events = await services.executions.follow(
         principalOf(request).accountId,
         request.params.execution_id,
-        signal,
+        guard.signal,
       );
-      return sendEventStream(reply, serverSentEvents(asJson(events)));
+      return sendEventStream(
+        reply,
+        serverSentEvents(
+          untilCredentialsEnd<unknown>(asJson(events), guard, (error) => ({
+            type: 'error',
+            error: error.toBody().error,
+          })),
+        ),
+      );
     },
   );
 }
