@@ -89,7 +89,8 @@ export class ConversationService {
 
   /**
    * The conversation, when it is in the account and, if `userId` is given, that user's (another
-   * user's conversation is as invisible as another account's).
+   * user's conversation is as invisible as another account's). A conversation created without a
+   * user belongs to none, so any `userId` reaches it.
    */
   async get(accountId: string, id: string, userId?: string | null): Promise<Conversation> {
     const conversation = await this.options.conversations.find(accountId, id);
@@ -134,7 +135,9 @@ export class ConversationService {
     return updated;
   }
 
-  async delete(accountId: string, id: string): Promise<void> {
+  /** Deletes it with its messages; a `userId` that is not its user's answers 404 as `get` does. */
+  async delete(accountId: string, id: string, userId?: string): Promise<void> {
+    if (userId !== undefined) await this.get(accountId, id, userId);
     if (!(await this.options.conversations.delete(accountId, id))) {
       throw new NotFoundError('Conversation', id);
     }
@@ -206,8 +209,9 @@ export class ConversationService {
     accountId: string,
     id: string,
     page: { limit: number; offset: number; order: 'asc' | 'desc' },
+    userId?: string,
   ): Promise<{ messages: StoredMessage[]; total: number }> {
-    await this.get(accountId, id);
+    await this.get(accountId, id, userId);
     return this.options.conversations.listMessages(id, page);
   }
 }

@@ -19,8 +19,18 @@ import { principalOf, type App } from '../types.js';
 
 /** The spec's common `user_id` on an operation on one conversation. */
 const ConversationUserSchema = Type.Optional(
-  UserIdSchema("The spec's common parameter: when given, it must be the conversation's user."),
+  UserIdSchema(
+    "The spec's common parameter: when given, it must be the conversation's user, else 404 `not_found` (a conversation created without a user accepts any).",
+  ),
 );
+/** The query of a read or a delete of one conversation: its optional `user_id`. */
+const ConversationUserQuery = Type.Object(
+  { user_id: ConversationUserSchema },
+  { description: 'Query parameters not listed here are ignored.' },
+);
+/** What an operation on one conversation says about `user_id`. */
+const ownerNote =
+  "A `user_id` that is not the conversation's user answers 404 `not_found`, as another account's conversation does.";
 
 const Status = Type.Union([Type.Literal('active'), Type.Literal('archived')]);
 const Metadata = Type.Record(Type.String(), Type.Unknown(), {
@@ -230,7 +240,9 @@ export function conversationRoutes(app: App, services: Services): void {
         operationId: 'getConversation',
         tags: ['Conversations'],
         summary: 'Get a conversation',
+        description: ownerNote,
         params: ConversationIdParams,
+        querystring: ConversationUserQuery,
         response: { 200: ConversationDetailSchema },
       },
     },
@@ -239,6 +251,7 @@ export function conversationRoutes(app: App, services: Services): void {
         await services.conversations.get(
           principalOf(request).accountId,
           request.params.conversation_id,
+          request.query.user_id,
         ),
       ),
   );
@@ -252,7 +265,8 @@ export function conversationRoutes(app: App, services: Services): void {
         tags: ['Conversations'],
         summary: 'Change a conversation',
         description:
-          'Title, description, status (active or archived), metadata (replaced whole) and `model`, the chat model of its next turns (a catalog chat model, else 400).',
+          'Title, description, status (active or archived), metadata (replaced whole) and `model`, the chat model of its next turns (a catalog chat model, else 400). ' +
+          ownerNote,
         params: ConversationIdParams,
         body: Type.Object(
           {
@@ -290,8 +304,9 @@ export function conversationRoutes(app: App, services: Services): void {
         operationId: 'deleteConversation',
         tags: ['Conversations'],
         summary: 'Delete a conversation',
-        description: 'Deletes it with its messages and their feedback.',
+        description: `Deletes it with its messages and their feedback. ${ownerNote}`,
         params: ConversationIdParams,
+        querystring: ConversationUserQuery,
         response: {
           200: Type.Object({ success: Type.Boolean(), message: Type.String(), id: Type.String() }),
         },
@@ -299,7 +314,11 @@ export function conversationRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const id = request.params.conversation_id;
-      await services.conversations.delete(principalOf(request).accountId, id);
+      await services.conversations.delete(
+        principalOf(request).accountId,
+        id,
+        request.query.user_id,
+      );
       return { success: true, message: `Conversation '${id}' deleted.`, id };
     },
   );
@@ -312,9 +331,11 @@ export function conversationRoutes(app: App, services: Services): void {
         operationId: 'listConversationMessages',
         tags: ['Conversations'],
         summary: 'Chat history of a conversation',
+        description: ownerNote,
         params: ConversationIdParams,
         querystring: Type.Object(
           {
+            user_id: ConversationUserSchema,
             limit: LimitSchema(50),
             offset: OffsetSchema(),
             order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
@@ -333,11 +354,12 @@ export function conversationRoutes(app: App, services: Services): void {
       },
     },
     async (request) => {
-      const { limit, offset, order } = request.query;
+      const { limit, offset, order, user_id: userId } = request.query;
       const page = await services.conversations.messages(
         principalOf(request).accountId,
         request.params.conversation_id,
         { limit, offset, order },
+        userId,
       );
       return {
         conversation_id: request.params.conversation_id,
@@ -358,7 +380,8 @@ export function conversationRoutes(app: App, services: Services): void {
         tags: ['Conversations', 'Templates'],
         summary: 'Assign a prompt template to a conversation',
         description:
-          'The rendered template becomes the conversation’s system prompt from its next turn on. Unknown template → 400 `unknown_template`; an unknown variable → 400 `invalid_parameter`, a missing required one → 400 `missing_parameter`, both naming `variables.<name>`.',
+          'The rendered template becomes the conversation’s system prompt from its next turn on; a variable not given takes its default (`GET /v1/templates/{template_name}`). Unknown template → 400 `unknown_template`; an unknown variable → 400 `invalid_parameter`, a missing required one (only templates of the config file have them) → 400 `missing_parameter`, both naming `variables.<name>`. ' +
+          ownerNote,
         params: ConversationIdParams,
         body: Type.Object(
           {
@@ -407,11 +430,21 @@ export function conversationRoutes(app: App, services: Services): void {
         operationId: 'getFeedbackSummary',
         tags: ['Feedback'],
         summary: 'Feedback summary of a conversation',
+        description: ownerNote,
         params: ConversationIdParams,
+        querystring: ConversationUserQuery,
         response: { 200: FeedbackSummarySchema },
       },
     },
     async (request) => {
+      // The summary is anyone's who may read the conversation: with a user_id, only its user's.
+      if (request.query.user_id !== undefined) {
+        await services.conversations.get(
+          principalOf(request).accountId,
+          request.params.conversation_id,
+          request.query.user_id,
+        );
+      }
       const summary = await services.feedback.summary(
         principalOf(request).accountId,
         request.params.conversation_id,
