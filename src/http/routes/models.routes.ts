@@ -34,8 +34,14 @@ export const ModelSchema = Type.Object(
       modelTypes.map((type) => Type.Literal(type)),
       { description: 'The kind of model: what it can be used for.' },
     ),
-    max_tokens: Type.Integer({ description: 'Largest completion a request may ask for.' }),
-    context_length: Type.Integer({ description: 'Context window in tokens.' }),
+    max_tokens: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'Largest completion a request may ask for, in tokens. null for transcription and speech models, which take no token limit.',
+    }),
+    context_length: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'Context window in tokens. null for transcription and speech models, which have none.',
+    }),
     fallbacks: Type.Array(Type.String()),
     input_cost_per_million: Type.Union([Type.Number(), Type.Null()], {
       description:
@@ -70,6 +76,9 @@ export function modelRoutes(app: App, services: Services): void {
   app.addSchema(ModelSchema);
   const toJson = (status: ModelStatus) => {
     const { definition } = status;
+    // Transcription and speech models work on audio and text, not a token window: the defaults a
+    // definition carries (1024 / 8192) would be invented figures.
+    const countsTokens = definition.type === 'chat' || definition.type === 'embedding';
     return {
       id: definition.name,
       object: 'model' as const,
@@ -80,8 +89,8 @@ export function modelRoutes(app: App, services: Services): void {
       provider: definition.maker,
       connection: definition.provider,
       type: definition.type,
-      max_tokens: definition.maxTokens,
-      context_length: definition.contextLength,
+      max_tokens: countsTokens ? definition.maxTokens : null,
+      context_length: countsTokens ? definition.contextLength : null,
       fallbacks: [...definition.fallbacks],
       input_cost_per_million: definition.routing.inputCostPerMillion,
       output_cost_per_million: definition.routing.outputCostPerMillion,

@@ -1,0 +1,72 @@
+// The catalog's token fields mean something only for models that count tokens: transcription and
+// speech models list max_tokens and context_length as null instead of the definition's defaults
+// (1024 / 8192, figures nobody configured), and every entry stays a valid OpenAI `Model`.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allDialects } from '../support/dialects.js';
+import { openAISchemas } from '../support/openai-schemas.js';
+import { bearer, startTestApp, type TestApp } from '../support/test-app.js';
+
+interface Entry {
+  name: string;
+  type: string;
+  max_tokens: number | null;
+  context_length: number | null;
+}
+
+const schemas = openAISchemas();
+
+describe.each(allDialects)('the model catalog on $name', (dialect) => {
+  let harness: TestApp;
+  beforeAll(async () => {
+    // The built-in catalog: chat models, an embedding model and the offline speech engines.
+    harness = await startTestApp({ dialect });
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  const get = (url: string) =>
+    harness.app.inject({ method: 'GET', url, headers: bearer(harness.adminKey) });
+
+  it.each(['/models', '/v1/models'])(
+    '%s: token figures for chat and embedding models only; each entry an OpenAI Model',
+    async (path) => {
+      const response = await get(path);
+      expect(response.statusCode).toBe(200);
+      const body = response.json<{ data: Entry[]; models: Entry[] }>();
+      expect(schemas.problems('ListModelsResponse', body)).toEqual([]);
+      for (const entry of body.data) expect(schemas.problems('Model', entry)).toEqual([]);
+      const audio = body.models.filter(
+        (entry) => entry.type === 'transcription' || entry.type === 'speech',
+      );
+      expect(audio.map((entry) => entry.type)).toEqual(
+        expect.arrayContaining(['transcription', 'speech']),
+      );
+      for (const entry of audio) {
+        expect(entry, entry.name).toMatchObject({ max_tokens: null, context_length: null });
+      }
+      const textual = body.models.filter(
+        (entry) => entry.type === 'chat' || entry.type === 'embedding',
+      );
+      expect(textual.length).toBeGreaterThan(0);
+      for (const entry of textual) {
+        expect(Number.isInteger(entry.max_tokens), entry.name).toBe(true);
+        expect(Number.isInteger(entry.context_length), entry.name).toBe(true);
+      }
+      const gpt = body.models.find((entry) => entry.name === 'gpt-4o-mini');
+      expect(gpt).toMatchObject({ max_tokens: 16_384, context_length: 128_000 });
+    },
+  );
+
+  it('one speech model and one transcription model, alone', async () => {
+    for (const name of ['espeak-ng', 'pocketsphinx-en-us']) {
+      for (const prefix of ['', '/v1']) {
+        const response = await get(`${prefix}/models/${name}`);
+        expect(response.statusCode).toBe(200);
+        const entry = response.json<Entry>();
+        expect(schemas.problems('Model', entry)).toEqual([]);
+        expect(entry).toMatchObject({ name, max_tokens: null, context_length: null });
+      }
+    }
+  });
+});
