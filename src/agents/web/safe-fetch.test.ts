@@ -242,11 +242,10 @@ describe('SSRF: refused with an empty allow-list, before any connection', () => 
     'http://[::ffff:a9fe:a9fe]/',
     'http://100.100.100.200/latest/meta-data/',
   ])('the metadata address in %s', async (url) => {
-    const started = Date.now();
+    // Refused from the address alone: the reason is not a timeout or a connection failure.
     const error = await failure(safeFetch(url, options()));
     expect(error.reason).toBe('blocked_address');
     expect(error.message).toContain('metadata');
-    expect(Date.now() - started).toBeLessThan(500);
   });
 
   it('metadata host names, without even resolving them', async () => {
@@ -482,31 +481,25 @@ describe('limits', () => {
   const allow = ['127.0.0.1'];
 
   it('times out a server that never answers', async () => {
-    const started = Date.now();
     const error = await failure(
       safeFetch(`${target.origin}/slow`, options({ allow, timeoutMs: 300 })),
     );
     expect(error.reason).toBe('timeout');
     expect(error.message).toBe(`Fetching ${target.origin}/slow took longer than 300 ms.`);
-    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('times out a body that trickles in (the deadline covers the whole fetch)', async () => {
-    const started = Date.now();
     const error = await failure(
       safeFetch(`${target.origin}/trickle`, options({ allow, timeoutMs: 300 })),
     );
     expect(error.reason).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('times out a compressed body that trickles in', async () => {
-    const started = Date.now();
     const error = await failure(
       safeFetch(`${target.origin}/gzip-trickle`, options({ allow, timeoutMs: 300 })),
     );
     expect(error.reason).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('cuts a huge page at maxBytes and says so', async () => {

@@ -411,7 +411,6 @@ describe('Tavily', () => {
 
   it('times out', async () => {
     replies.tavily = () => undefined; // never answers
-    const started = Date.now();
     const error = await failure(
       createSearchProvider('tavily', deps({}, undefined, 200)).search('tides'),
     );
@@ -419,7 +418,6 @@ describe('Tavily', () => {
       reason: 'timeout',
       message: 'Tavily did not answer within 200 ms.',
     });
-    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('reports a provider that cannot be reached', async () => {

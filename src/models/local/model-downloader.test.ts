@@ -316,14 +316,13 @@ describe('downloadModelFile', () => {
 
   it('reports a stalled body as interrupted instead of waiting forever', async () => {
     throttleMs = 2_000;
-    const startedAt = performance.now();
     const failure = await failureOf(
       downloadModelFile(options({ sha256: contentSha256, stallTimeoutMs: 300 })),
     );
 
     expect(failure.reason).toBe('interrupted');
+    // The stall deadline ended it: the server would have sent its next chunk after 2 s.
     expect(failure.message).toContain('sent no data for 0.3 s');
-    expect(performance.now() - startedAt).toBeLessThan(1_500);
     expect((await stat(`${destination}.partial`)).size).toBe(chunkSize);
   });
 
@@ -388,16 +387,15 @@ describe('downloadModelFile', () => {
   });
 
   it('fails fast with unreachable on a closed port, explaining the manual alternative', async () => {
-    const startedAt = performance.now();
-    const failure = await failureOf(downloadModelFile(options({ endpoint: closedPortUrl })));
-    const elapsedMs = performance.now() - startedAt;
+    // A connect timeout of ten minutes: only the refusal itself can end this within the test.
+    const failure = await failureOf(
+      downloadModelFile(options({ endpoint: closedPortUrl, connectTimeoutMs: 600_000 })),
+    );
 
     expect(failure.reason).toBe('unreachable');
     expect(failure.message).toContain('Could not reach 127.0.0.1');
     expect(failure.message).toContain('ECONNREFUSED');
     expect(failure.message).toContain(`place the file at ${destination}`);
-    // A refused connection is reported at once, not after the connect timeout (2 s here).
-    expect(elapsedMs).toBeLessThan(1_000);
   });
 
   it('gives up on a server that never answers after the connect timeout', async () => {
@@ -409,8 +407,8 @@ describe('downloadModelFile', () => {
 
     expect(failure.reason).toBe('unreachable');
     expect(failure.message).toContain('no response within 0.3 s');
+    // Not before the timeout (timers never fire early); after it, the message says which it was.
     expect(elapsedMs).toBeGreaterThanOrEqual(250);
-    expect(elapsedMs).toBeLessThan(1_300);
   });
 
   it('refuses to run next to a live download into the same destination', async () => {
