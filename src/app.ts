@@ -171,6 +171,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     rateLimiter: services.rateLimiter,
     sessions: services.sessions,
     corsOrigins: config.server.corsOrigins,
+    publicOrigin: config.server.publicOrigin,
     registry,
     publicPrefixes: [docsPrefix],
   });

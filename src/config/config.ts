@@ -241,6 +241,11 @@ export interface AppConfig {
     readonly requestLogSample: number;
     /** Browser origins allowed to call the API with credentials (CORS); empty: none. */
     readonly corsOrigins: readonly string[];
+    /**
+     * The service's own origin as browsers reach it (`PUBLIC_URL`), which cookie-authenticated
+     * requests that change state must come from; null: taken from each request's Host header.
+     */
+    readonly publicOrigin: string | null;
   };
   /** Prometheus metrics (`GET /metrics`). */
   readonly metrics: {

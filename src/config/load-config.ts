@@ -104,6 +104,9 @@ const originText = z.string().superRefine((value, context) => {
 
 const originList = z.array(originText);
 
+/** The service's public address (`https://ai.example.com`, a path allowed): its origin is kept. */
+const publicUrl = z.url({ protocol: /^https?$/ }).transform((value) => new URL(value).origin);
+
 /** A comma-separated environment variable as a list, blanks dropped. */
 const commaList = z.string().transform((value) =>
   value
@@ -161,6 +164,7 @@ const envSchema = z.object({
   MODEL_IDLE_TIMEOUT_MS: integerText(100, 3_600_000).optional(),
   SEARXNG_URL: z.url({ protocol: /^https?$/ }).optional(),
   CORS_ORIGINS: commaList.pipe(originList).optional(),
+  PUBLIC_URL: publicUrl.optional(),
   SESSION_IDLE_TIMEOUT_MS: integerText(60_000, 30 * 86_400_000).optional(),
   SESSION_MAX_AGE_MS: integerText(60_000, 366 * 86_400_000).optional(),
   SESSION_COOKIE_SECURE: z.enum(['auto', 'true', 'false']).optional(),
@@ -258,6 +262,7 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   cors_origins: fileList.pipe(originList).optional(),
+  public_url: publicUrl.optional(),
   sessions: z
     .strictObject({
       idle_timeout_ms: z
@@ -607,6 +612,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
       logLevel: fromEnv.LOG_LEVEL ?? file.log_level ?? 'info',
       requestLogSample: fromEnv.REQUEST_LOG_SAMPLE ?? file.request_log_sample ?? 1,
       corsOrigins: fromEnv.CORS_ORIGINS ?? file.cors_origins ?? [],
+      publicOrigin: fromEnv.PUBLIC_URL ?? file.public_url ?? null,
     },
     metrics: { port: metricsPort, host: metricsHost },
     sessions: {

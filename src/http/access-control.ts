@@ -25,6 +25,8 @@ export interface AccessControlOptions {
   sessions: SessionService;
   /** Origins whose cookie-authenticated requests are accepted besides the service's own. */
   corsOrigins: readonly string[];
+  /** The service's own origin (PUBLIC_URL); null: the request's Host. */
+  publicOrigin: string | null;
   registry: RouteRegistry;
   /** URL prefixes served by third-party plugins that are public by nature (the docs UI's files). */
   publicPrefixes: readonly string[];
@@ -136,7 +138,7 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
       principal = await options.authenticator.authenticate(key, request.ip);
     } else {
       principal = (await options.sessions.authenticate(sessionToken, request.ip)).principal;
-      checkCsrf(request, sessionToken, options.corsOrigins);
+      checkCsrf(request, sessionToken, options.corsOrigins, options.publicOrigin);
     }
     request.principal = principal;
 

@@ -64,12 +64,15 @@ function requestOrigin(request: FastifyRequest): string | undefined {
 
 /**
  * A state-changing request authenticated by the cookie must carry the session's CSRF token and come
- * from this service's own origin or one of `CORS_ORIGINS`; otherwise 403 csrf_failed.
+ * from this service's own origin or one of `CORS_ORIGINS`; otherwise 403 csrf_failed. The own
+ * origin is `PUBLIC_URL`'s when it is set; otherwise it is built from the request's own Host header
+ * (and scheme), which whoever sends the request chooses — the reason to set PUBLIC_URL.
  */
 export function checkCsrf(
   request: FastifyRequest,
   token: string,
   corsOrigins: readonly string[],
+  publicOrigin: string | null = null,
 ): void {
   if (safeMethods.has(request.method)) return;
   const presented = request.headers['x-csrf-token'];
@@ -80,7 +83,7 @@ export function checkCsrf(
     );
   }
   const origin = requestOrigin(request);
-  const own = `${request.protocol}://${request.host}`;
+  const own = publicOrigin ?? `${request.protocol}://${request.host}`;
   if (origin === undefined || (origin !== own && !corsOrigins.includes(origin))) {
     throw new AppError(
       'csrf_failed',

@@ -97,7 +97,7 @@ export function authRoutes(app: App, services: Services): void {
         tags: ['Sessions'],
         summary: 'Log in to the dashboard with an API key',
         description:
-          'Exchanges an API key for a session: the answer sets the `platform_session` cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) and carries the `csrf_token` that cookie-authenticated requests changing state send in `X-CSRF-Token`. The key is checked exactly as on any request (revoked, expired, address) and is not kept by the browser. The session has the key’s account, scopes, tier and rate limits, ends after `SESSION_IDLE_TIMEOUT_MS` without use or `SESSION_MAX_AGE_MS` after login, and ends with the key. Attempts are limited per client address (`LOGIN_ATTEMPTS_PER_MINUTE`, 429 beyond).',
+          "Exchanges an API key for a session: the answer sets the `platform_session` cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) and carries the `csrf_token` that cookie-authenticated requests changing state send in `X-CSRF-Token`, from the service's own origin (`PUBLIC_URL`'s when set, else the request's Host) or one in `CORS_ORIGINS`. The key is checked exactly as on any request (revoked, expired, address) and is not kept by the browser. The session has the key’s account, scopes, tier and rate limits, ends after `SESSION_IDLE_TIMEOUT_MS` without use or `SESSION_MAX_AGE_MS` after login, and ends with the key. Attempts are limited per client address (`LOGIN_ATTEMPTS_PER_MINUTE`, 429 beyond).",
         body: Type.Object(
           {
             api_key: Type.String({
