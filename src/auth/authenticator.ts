@@ -85,6 +85,8 @@ export class Authenticator {
             maxSize: 50_000,
             sizeCalculation: () => 1,
             ttl: options.cacheTtlMs,
+            // Entries age by the service's clock (a test's too), not a separate one.
+            perf: { now: () => this.now() },
             ttlAutopurge: false,
           })
         : null;

@@ -92,6 +92,8 @@ export class SessionService {
             maxSize: 32 * 1024 * 1024,
             sizeCalculation: () => cachedSessionBytes,
             ttl: options.cacheTtlMs,
+            // Entries age by the service's clock (a test's too), not a separate one.
+            perf: { now: () => this.now() },
           })
         : null;
   }
@@ -182,7 +184,9 @@ export class SessionService {
     cached.lastSeenMs = now;
     if (now - cached.lastWrittenMs >= this.touchIntervalMs) {
       cached.lastWrittenMs = now;
-      this.options.sessions
+      // Awaited (at most once per interval and session): a read that follows this request, here
+      // or on another instance, must see the session as used.
+      await this.options.sessions
         .touch(cached.record.id, new Date(now).toISOString())
         .catch((error: unknown) =>
           this.options.logger.warn({ err: error }, 'could not record session use'),

@@ -289,20 +289,17 @@ describe.each(allDialects)('dashboard sessions on $name', (dialect) => {
       const key = await createKey(harness.app, harness.adminKey, { scopes: ['models:read'] });
       const session = await login(key.key);
       expect((await withSession(session, 'GET', '/v1/features')).statusCode).toBe(200);
-      const revokedAt = Date.now();
       const revoked = await other.app.inject({
         method: 'DELETE',
         url: `/v1/api-keys/${key.id}`,
         headers: bearer(harness.adminKey),
       });
       expect(revoked.statusCode, revoked.body).toBe(200);
-      let status = 200;
-      while (status === 200 && Date.now() - revokedAt < 2000) {
-        status = (await withSession(session, 'GET', '/v1/features')).statusCode;
-        if (status === 200) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(status).toBe(401);
-      expect(Date.now() - revokedAt).toBeLessThanOrEqual(1100);
+      // This instance may trust what it cached for up to its cache lifetime (500 ms by default);
+      // a second later by its clock, never.
+      clock += 1000;
+      const refused = await withSession(session, 'GET', '/v1/features');
+      expect(refused.statusCode).toBe(401);
     } finally {
       await other.app.close();
       await other.services.close();
@@ -320,7 +317,9 @@ describe.each(allDialects)('dashboard sessions on $name', (dialect) => {
     for (let minute = 0; minute < 7; minute += 1) {
       clock += 9 * 60_000; // used every 9 minutes: never idle, but past the hour after 7 uses
       const response = await withSession(active, 'GET', '/v1/features');
-      expect(response.statusCode, `after ${(minute + 1) * 9} minutes`).toBe(minute < 6 ? 200 : 401);
+      expect(response.statusCode, `after ${(minute + 1) * 9} minutes: ${response.body}`).toBe(
+        minute < 6 ? 200 : 401,
+      );
     }
 
     const expiring = await createKey(harness.app, harness.adminKey, {
