@@ -483,6 +483,7 @@ export async function createServices(
       repository: routingRepository,
       maxBytes: config.routing.cacheMaxBytes,
       logger,
+      ...(overrides.now === undefined ? {} : { now: overrides.now }),
     }),
     classifier: new IntentClassifier(models),
     namedEntities: (message, at, signal) => text.entities(message, at, signal),

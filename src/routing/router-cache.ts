@@ -30,6 +30,8 @@ export interface RouterCacheOptions {
   repository: RoutingRepository;
   maxBytes: number;
   logger: Logger;
+  /** The clock policy freshness is judged by, in milliseconds (default: performance.now). */
+  now?: () => number;
 }
 
 /** Examples read per query when loading. */
@@ -55,7 +57,7 @@ function toIndexed(example: RouteExample, embeddingModel: string | null): Indexe
 interface PolicyState {
   version: number;
   policies: CompiledPolicy[];
-  /** When the version was last read (performance.now()). */
+  /** When the version was last read (by the cache's clock). */
   checkedAt: number;
 }
 
@@ -94,7 +96,7 @@ export class RouterCache {
    * when nothing changed, read at most every `policyFreshnessMs`.
    */
   async policies(accountId: string): Promise<CompiledPolicy[]> {
-    const now = performance.now();
+    const now = (this.options.now ?? performance.now.bind(performance))();
     const known = this.policyStates.get(accountId);
     if (known !== undefined && now - known.checkedAt < policyFreshnessMs) return known.policies;
     const generation = this.policyGeneration;
