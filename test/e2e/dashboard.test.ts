@@ -72,6 +72,34 @@ async function featureOn(name: string): Promise<boolean> {
   return features.body.features.some((feature) => feature.name === name && feature.enabled);
 }
 
+interface BadgeBox {
+  text: string;
+  root: [number, number];
+  label: [number, number];
+}
+
+/**
+ * Every badge of the page shows its whole word: neither the badge nor its label is narrower than
+ * its content (Mantine clips a squeezed badge with an ellipsis: 'AC…', 'COMPLET…').
+ */
+async function expectWholeBadges(expected: readonly string[]): Promise<void> {
+  const badges = await page.evaluate<BadgeBox[]>(
+    `[...document.querySelectorAll('.mantine-Badge-root')].map((badge) => {
+      const label = badge.querySelector('.mantine-Badge-label') ?? badge;
+      return {
+        text: badge.textContent,
+        root: [badge.scrollWidth, badge.clientWidth],
+        label: [label.scrollWidth, label.clientWidth],
+      };
+    })`,
+  );
+  expect(badges.map((badge) => badge.text)).toEqual(expect.arrayContaining([...expected]));
+  for (const badge of badges) {
+    expect(badge.root[0], `badge '${badge.text}'`).toBeLessThanOrEqual(badge.root[1]);
+    expect(badge.label[0], `badge '${badge.text}' label`).toBeLessThanOrEqual(badge.label[1]);
+  }
+}
+
 describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
   beforeAll(async () => {
     served = await startServedApp(allDialects[0]!);
@@ -146,6 +174,62 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     const refused = await api('/v1/features', {}, secret);
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('revoked_api_key');
+  });
+
+  it('hides the new secret once that key is revoked, or the page is left; status badges show whole words', async () => {
+    // Long scopes and address lists squeeze the Status column.
+    const everyScope = [
+      'chat:read',
+      'chat:write',
+      'models:read',
+      'conversations:read',
+      'conversations:write',
+      'voice:read',
+      'voice:write',
+      'agents:read',
+      'agents:write',
+    ];
+    const wide = await api('/v1/api-keys', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'a key holding every scope but admin',
+        scopes: everyScope,
+        allowed_ips: ['10.0.0.0/8', '192.168.0.0/16', '172.16.0.0/12', '127.0.0.1'],
+      }),
+    });
+    expect(wide.status).toBe(201);
+    await page.reload();
+    await page
+      .getByRole('cell', { name: 'a key holding every scope but admin', exact: true })
+      .waitFor();
+    await page.getByLabel(/^Name/).fill('short-lived key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByTestId('new-key-secret').textContent()) ?? '';
+    expect(secret).toMatch(/^sk-/);
+    await page.getByRole('cell', { name: 'short-lived key', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Revoke short-lived key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page
+      .getByRole('button', { name: 'Revoke short-lived key' })
+      .waitFor({ state: 'detached' });
+    await expect(page.getByTestId('new-key-secret').count()).resolves.toBe(0);
+    expect(await page.content()).not.toContain(secret);
+    await expectWholeBadges(['active', 'revoked']);
+    await screenshot(page, 'keys-badges');
+
+    // Another key's banner goes when the page is left, and does not come back.
+    await page.getByLabel(/^Name/).fill('kept key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const kept = (await page.getByTestId('new-key-secret').textContent()) ?? '';
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('cell', { name: 'kept key', exact: true }).waitFor();
+    await expect(page.getByTestId('new-key-secret').count()).resolves.toBe(0);
+    expect(await page.content()).not.toContain(kept);
+    await checkPage('keys-after');
   });
 
   it('chats in the playground: streamed answer, a rendered table, and rating changes the summary', async () => {
@@ -300,6 +384,7 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     await checkPage('knowledge');
   });
 
+    await expectWholeBadges(['completed', 'completed']);
   it('routes a message and teaches the router', async () => {
     await page.getByRole('link', { name: 'Routing' }).click();
     await page.getByRole('heading', { name: 'Policies' }).waitFor();

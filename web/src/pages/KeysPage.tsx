@@ -249,6 +249,8 @@ export default function KeysPage() {
       unwrap(
         await api.DELETE('/v1/api-keys/{key_id}', { params: { path: { key_id: revoking.id } } }),
       );
+      // A revoked key's secret is of no use: its banner goes with it.
+      if (secret?.record.id === revoking.id) setSecret(null);
       setRevoking(null);
       keys.reload();
     } catch (reason) {
