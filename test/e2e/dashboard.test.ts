@@ -400,6 +400,51 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Route', exact: true }).click();
     await page.getByTestId('route-to').getByText('Writer').waitFor();
     await checkPage('routing-taught');
+  it("pre-fills the Run box with the inputs the pipeline's stages read", async () => {
+    const agents = (await (
+      await fetch(`${served.origin}/v1/agents?limit=100`, {
+        headers: { authorization: `Bearer ${served.adminKey}` },
+      })
+    ).json()) as { agents: { id: string; name: string }[] };
+    const writer = agents.agents.find((agent) => agent.name === 'Writer')!;
+    const created = (await api('/v1/pipelines', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'Inputs of its own',
+        stages: [
+          { name: 'draft', agent_id: writer.id, input_mapping: { query: '$.input.topic' } },
+          {
+            name: 'again',
+            agent_id: writer.id,
+            input_mapping: {
+              query: '$.stages.draft.text',
+              'parameters.audience': '$.input["audience"]',
+            },
+          },
+        ],
+      }),
+    })) as unknown as { status: number; body: { pipeline_id: string } };
+    expect(created.status).toBe(201);
+    await page.goto(`${served.origin}/pipelines/${created.body.pipeline_id}`);
+    await page.getByTestId('stage-node-again').waitFor();
+    const runBox = page.getByLabel('Inputs (JSON)');
+    const runInputs = async () => JSON.parse(await runBox.inputValue()) as unknown;
+    await expect.poll(runInputs).toEqual({ topic: '', audience: '' });
+    // It follows the mappings until it is edited.
+    await page
+      .getByTestId('stage-node-draft')
+      .getByLabel('Input mapping path 1 of draft')
+      .fill('$.input.subject');
+    await expect.poll(runInputs).toEqual({ subject: '', audience: '' });
+    await runBox.fill('{"subject": "tides", "audience": "children"}');
+    await page
+      .getByTestId('stage-node-draft')
+      .getByLabel('Input mapping path 1 of draft')
+      .fill('$.input.topic');
+    await expect(runInputs()).resolves.toEqual({ subject: 'tides', audience: 'children' });
+    await checkPage('pipeline-run-inputs');
+  });
+
   });
 
   it('shows usage per key and per model as charts', async () => {

@@ -48,6 +48,28 @@ interface StageData extends Record<string, unknown> {
 
 type StageNode = Node<StageData, 'stage'>;
 
+/** The names of `$.input.<name>` (or `$.input["name"]`) paths, in mapping order, each once. */
+function runInputNames(nodes: readonly StageNode[]): string[] {
+  const names = new Set<string>();
+  for (const node of nodes) {
+    for (const [, path] of node.data.inputMapping) {
+      const match = /^\$\.input(?:\.([A-Za-z_][A-Za-z0-9_-]*)|\["([^"]+)"\])/.exec(path.trim());
+      const name = match?.[1] ?? match?.[2];
+      if (name !== undefined) names.add(name);
+    }
+  }
+  return [...names];
+}
+
+/** The Run box's starting text: each input the stages read, empty. */
+function runInputTemplate(nodes: readonly StageNode[]): string {
+  return JSON.stringify(
+    Object.fromEntries(runInputNames(nodes).map((name) => [name, ''])),
+    null,
+    2,
+  );
+}
+
 /** The result key a following stage most likely wants from each agent type (api-contract.md). */
 const mainResultKey: Record<string, string> = {
   RetrievalAgent: 'documents',
@@ -294,7 +316,9 @@ function Editor() {
   const [nodes, setNodes] = useState<StageNode[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  const [runInput, setRunInput] = useState('{\n  "question": ""\n}');
+  // null until edited: then the Run box follows the stages' $.input paths.
+  const [editedRunInput, setRunInput] = useState<string | null>(null);
+  const runInput = editedRunInput ?? runInputTemplate(nodes);
   const [runState, setRunState] = useState<{
     executionId: string;
     status: string;
