@@ -445,6 +445,78 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     await checkPage('pipeline-run-inputs');
   });
 
+  it('uploads a document to a knowledge base and finds it', async () => {
+    await page.getByRole('link', { name: 'Knowledge' }).click();
+    await page.getByLabel('New knowledge base').fill('Handbook');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Upload documents' }).waitFor();
+    await page.locator('input[type="file"]').setInputFiles({
+      name: 'leave.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from('# Leave\n\nEmployees have 25 days of paid leave every year.\n'),
+    });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('cell', { name: 'leave', exact: true }).waitFor();
+    await page.getByLabel('Query').fill('paid leave days');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page
+      .getByTestId('search-results')
+      .getByText(/score \d/)
+      .first()
+      .waitFor();
+    await checkPage('knowledge');
+  });
+
+  it('routes a message and teaches the router', async () => {
+    await page.getByRole('link', { name: 'Routing' }).click();
+    await page.getByRole('heading', { name: 'Policies' }).waitFor();
+    await checkPage('routing');
+    expect(await featureOn('autonomous_routing')).toBe(true);
+    const message = 'Please summarise this quarterly report for me';
+    await page.getByRole('textbox', { name: 'Message' }).fill(message);
+    await page.getByRole('button', { name: 'Route', exact: true }).click();
+    await page.getByTestId('route-to').waitFor();
+    await pick('Where it should go', /agent: Writer/);
+    await page.getByRole('button', { name: 'Teach the router' }).click();
+    await page.getByText(/Taught:/).waitFor();
+    await page.getByRole('button', { name: 'Route', exact: true }).click();
+    await page.getByTestId('route-to').getByText('Writer').waitFor();
+    await checkPage('routing-taught');
+  });
+
+  it('offers an example policy that routes to a model of the catalog, and saves it', async () => {
+    const models = (await (
+      await fetch(`${served.origin}/v1/models`, {
+        headers: { authorization: `Bearer ${served.adminKey}` },
+      })
+    ).json()) as { models: { name: string; type: string }[] };
+    const chatModels = models.models.filter((model) => model.type === 'chat').map((m) => m.name);
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('link', { name: 'Routing' }).click();
+    const box = page.getByLabel('New policy (JSON)');
+    await expect.poll(async () => (await box.inputValue()).length).toBeGreaterThan(0);
+    const example = JSON.parse(await box.inputValue()) as {
+      name: string;
+      actions: { route_to: { type: string; target: string } };
+    };
+    expect(example.actions.route_to.type).toBe('model');
+    expect(chatModels).toContain(example.actions.route_to.target);
+    expect(example.actions.route_to.target).not.toBe('gpt-4o');
+    await page.getByRole('button', { name: 'Create policy' }).click();
+    await page.getByRole('cell', { name: example.name, exact: true }).waitFor();
+    const stored = (await (
+      await fetch(`${served.origin}/v1/routing/policies`, {
+        headers: { authorization: `Bearer ${served.adminKey}` },
+      })
+    ).json()) as { policies: { id: string; name: string }[] };
+    const policy = stored.policies.find((entry) => entry.name === example.name);
+    expect(policy).toBeDefined();
+    await checkPage('routing-policy');
+    // Gone again, so that later routing is not steered by it.
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page
+      .getByRole('cell', { name: example.name, exact: true })
+      .waitFor({ state: 'detached' });
   });
 
   it('shows usage per key and per model as charts', async () => {

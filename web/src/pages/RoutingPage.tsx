@@ -27,12 +27,33 @@ type PolicyBody =
 type RoutingStrategy = 'balanced' | 'quality' | 'cost' | 'latency';
 type RouteTarget = { type: 'agent' | 'pipeline' | 'model'; name: string };
 
-const examplePolicy = `{
-  "name": "code questions go to the code model",
-  "priority": 10,
-  "conditions": { "intent_categories": ["CODE"] },
-  "actions": { "route_to": { "type": "model", "target": "gpt-4o" } }
-}`;
+type CatalogModel = { name: string; type: string; available: boolean; default: boolean };
+
+/**
+ * An example policy that can be saved as it stands: it routes to a chat model of the catalog the
+ * API reports (the default one, else the first available, else the first); without a chat model it
+ * caps max_tokens instead.
+ */
+function examplePolicy(models: readonly CatalogModel[]): string {
+  const chat = models.filter((model) => model.type === 'chat');
+  const model =
+    chat.find((model) => model.default) ?? chat.find((model) => model.available) ?? chat[0];
+  const policy =
+    model === undefined
+      ? {
+          name: 'short answers to greetings',
+          priority: 10,
+          conditions: { intent_categories: ['GREETING'] },
+          actions: { max_tokens: 200 },
+        }
+      : {
+          name: `code questions go to ${model.name}`,
+          priority: 10,
+          conditions: { intent_categories: ['CODE'] },
+          actions: { route_to: { type: 'model', target: model.name } },
+        };
+  return JSON.stringify(policy, null, 2);
+}
 
 export default function RoutingPage() {
   const enabled = useLoad(() => featureEnabled('autonomous_routing'));
@@ -48,7 +69,8 @@ export default function RoutingPage() {
   const [route, setRoute] = useState<RouteResult | null>(null);
   const [target, setTarget] = useState<string | null>(null);
   const [taught, setTaught] = useState<string | null>(null);
-  const [policyText, setPolicyText] = useState(examplePolicy);
+  // null until edited: the example, once the catalog has loaded.
+  const [policyText, setPolicyText] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const policies = useLoad(
     async () =>
@@ -118,7 +140,7 @@ export default function RoutingPage() {
     setError(null);
     let definition: unknown;
     try {
-      definition = JSON.parse(policyText);
+      definition = JSON.parse(policyText ?? examplePolicy(models.data?.models ?? []));
     } catch {
       setError(new Error('The policy is not valid JSON.'));
       return;
@@ -305,7 +327,7 @@ export default function RoutingPage() {
                 label="New policy (JSON)"
                 autosize
                 minRows={6}
-                value={policyText}
+                value={policyText ?? (models.data ? examplePolicy(models.data.models) : '')}
                 onChange={(event) => setPolicyText(event.currentTarget.value)}
               />
               <Group>
