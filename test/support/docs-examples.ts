@@ -1,9 +1,12 @@
-// The README's curl examples as data: every fenced `sh` block is read with the shell's quoting
-// rules (quotes, `\` continuations, `$VAR`, comments), each `curl` command becomes a request, and
-// the comment that follows it says what status it answers. Requests are made with fetch rather
-// than a curl binary, so the check runs the same wherever the suite runs.
-import { readFileSync } from 'node:fs';
+// The documentation as data. Its curl examples: every fenced `sh` block of a page is read with
+// the shell's quoting rules (quotes, `\` continuations, `$VAR`, comments), each `curl` command
+// becomes a request, and the comment that follows it says what status it answers; requests are
+// made with fetch rather than a curl binary, so the check runs the same wherever the suite runs.
+// Its links and headings: read with marked's lexer (code blocks are not links), headings slugged
+// the way GitHub makes their anchors.
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { marked, type Token } from 'marked';
 
 /**
  * One piece of a shell word: literal text, a variable to expand when the command runs, or a
@@ -16,7 +19,7 @@ interface ShellLine {
   /** An unquoted operator (`|`, `;`, `&&`, `>` …) that a plain curl example never needs. */
   operators: string[];
   comment: string | null;
-  /** 1-based line of README.md where the line starts. */
+  /** 1-based line of the page where the line starts. */
   line: number;
 }
 
@@ -45,7 +48,7 @@ export function readShell(text: string, firstLine = 1): ShellLine[] {
   const readVariable = (index: number): number => {
     if (text[index + 1] === '(') {
       const end = text.indexOf(')', index + 2);
-      if (end === -1) throw new Error(`README line ${line}: unterminated $(`);
+      if (end === -1) throw new Error(`line ${line}: unterminated $(`);
       word ??= [];
       word.push({ substitution: text.slice(index + 2, end).trim() });
       return end + 1;
@@ -77,7 +80,7 @@ export function readShell(text: string, firstLine = 1): ShellLine[] {
       index += 2;
     } else if (char === "'") {
       const end = text.indexOf("'", index + 1);
-      if (end === -1) throw new Error(`README line ${line}: unterminated single quote`);
+      if (end === -1) throw new Error(`line ${line}: unterminated single quote`);
       const literal = text.slice(index + 1, end);
       addLiteral(literal);
       line += literal.split('\n').length - 1;
@@ -86,7 +89,7 @@ export function readShell(text: string, firstLine = 1): ShellLine[] {
       word ??= [];
       index += 1;
       while (text[index] !== '"') {
-        if (index >= text.length) throw new Error(`README line ${line}: unterminated double quote`);
+        if (index >= text.length) throw new Error(`line ${line}: unterminated double quote`);
         const inner = text[index]!;
         if (inner === '\\' && '"\\$`\n'.includes(text[index + 1] ?? '')) {
           if (text[index + 1] !== '\n') addLiteral(text[index + 1]!);
@@ -121,9 +124,9 @@ export function readShell(text: string, firstLine = 1): ShellLine[] {
   return lines;
 }
 
-/** A command of a README `sh` block, with the comment that documents its answer. */
-export interface ReadmeCommand {
-  /** 1-based line in README.md. */
+/** A command of a page's `sh` block, with the comment that documents its answer. */
+export interface ShellCommand {
+  /** 1-based line in the page. */
   line: number;
   words: WordPart[][];
   operators: string[];
@@ -136,8 +139,8 @@ export interface ReadmeCommand {
 }
 
 /** Every command of every fenced `sh` block of a Markdown text, in order. */
-export function readmeCommands(markdown: string): ReadmeCommand[] {
-  const commands: ReadmeCommand[] = [];
+export function shellCommands(markdown: string): ShellCommand[] {
+  const commands: ShellCommand[] = [];
   const fence = /^```sh[ \t]*\n([\s\S]*?)^```/gm;
   for (const match of markdown.matchAll(fence)) {
     const firstLine = markdown.slice(0, match.index).split('\n').length + 1;
@@ -166,11 +169,11 @@ export function readmeCommands(markdown: string): ReadmeCommand[] {
   return commands;
 }
 
-/** `$(command)`: the one substitution README examples use, a file's base64 on one line. */
+/** `$(command)`: the one substitution the examples use, a file's base64 on one line. */
 function substitute(command: string, root: string): string {
   const base64File = /^base64 -w0 (\S+)$/.exec(command);
   if (base64File === null) {
-    throw new Error(`$(${command}) is not a substitution the README check runs; add it there`);
+    throw new Error(`$(${command}) is not a substitution the docs check runs; add it there`);
   }
   return readFileSync(path.resolve(root, base64File[1]!)).toString('base64');
 }
@@ -187,7 +190,7 @@ export function expandWord(
       if ('substitution' in part) return substitute(part.substitution, root);
       const value = variables.get(part.variable);
       if (value === undefined) {
-        throw new Error(`$${part.variable} is used before the README sets it (export it first)`);
+        throw new Error(`$${part.variable} is used before the page sets it (export it first)`);
       }
       return value;
     })
@@ -274,11 +277,11 @@ const flagsWithoutValue = new Set([
   '--verbose',
 ]);
 
-/** The request curl would send for these arguments (the options the README uses and a few more). */
+/** The request curl would send for these arguments (the options the docs use and a few more). */
 export function curlRequest(args: readonly string[]): CurlRequest {
   let method: string | undefined;
   let url: string | undefined;
-  const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'curl/8 (README check)' };
+  const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'curl/8 (docs check)' };
   const data: string[] = [];
   let json = false;
   let cookieJarOut: string | undefined;
@@ -312,7 +315,7 @@ export function curlRequest(args: readonly string[]): CurlRequest {
       case '--data-binary': {
         const datum = value();
         if (datum.startsWith('@') && arg !== '--data-raw') {
-          throw new Error(`curl data from a file (${datum}) is not supported by the README check`);
+          throw new Error(`curl data from a file (${datum}) is not supported by the docs check`);
         }
         data.push(datum);
         break;
@@ -331,7 +334,7 @@ export function curlRequest(args: readonly string[]): CurlRequest {
         break;
       default:
         if (arg.startsWith('-')) {
-          throw new Error(`curl option ${arg} is not understood by the README check; add it there`);
+          throw new Error(`curl option ${arg} is not understood by the docs check; add it there`);
         }
         if (url !== undefined) throw new Error(`curl given two URLs: ${url} and ${arg}`);
         url = arg;
@@ -384,4 +387,112 @@ export function fieldsOf(value: unknown): { keys: Set<string>; pairs: Set<string
   };
   walk(value);
   return { keys, pairs };
+}
+
+/** A link of a page: where it points and the line it is on. */
+export interface MarkdownLink {
+  href: string;
+  line: number;
+}
+
+function lineOf(markdown: string, raw: string, from: number): { line: number; next: number } {
+  const index = markdown.indexOf(raw, from);
+  const at = index === -1 ? from : index;
+  return { line: markdown.slice(0, at).split('\n').length, next: index === -1 ? from : index };
+}
+
+/** Every link of a Markdown text (inline and reference links; none inside code), in order. */
+export function markdownLinks(markdown: string): MarkdownLink[] {
+  const links: MarkdownLink[] = [];
+  let from = 0;
+  // walkTokens returns the callbacks' results; this one returns nothing to wait for.
+  void marked.walkTokens(marked.lexer(markdown), (token) => {
+    if (token.type !== 'link' && token.type !== 'image') return;
+    const { line, next } = lineOf(markdown, token.raw, from);
+    from = next;
+    links.push({ href: (token as Token & { href: string }).href, line });
+  });
+  return links;
+}
+
+/** The text a reader sees in a heading: code spans' text, links' text, no HTML tags. */
+function plainText(tokens: readonly Token[]): string {
+  return tokens
+    .map((token) => {
+      if (token.type === 'html') return '';
+      if ('tokens' in token && token.tokens !== undefined && token.tokens.length > 0) {
+        return plainText(token.tokens);
+      }
+      return 'text' in token && typeof token.text === 'string' ? token.text : '';
+    })
+    .join('');
+}
+
+/**
+ * GitHub's anchor for a heading (github-slugger's rule): lower case, every character that is not a
+ * letter, mark, digit, connector (`_`), hyphen or space removed, each space a hyphen.
+ */
+export function githubSlug(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '')
+    .replace(/ /g, '-');
+}
+
+export interface MarkdownHeading {
+  depth: number;
+  text: string;
+  /** Its anchor; a repeated one gets `-1`, `-2`… as on GitHub. */
+  slug: string;
+}
+
+/** The headings of a Markdown text, in order, with the anchors GitHub gives them. */
+export function markdownHeadings(markdown: string): MarkdownHeading[] {
+  const seen = new Map<string, number>();
+  const headings: MarkdownHeading[] = [];
+  for (const token of marked.lexer(markdown)) {
+    if (token.type !== 'heading') continue;
+    const text = plainText((token as Token & { tokens: Token[] }).tokens).trim();
+    const base = githubSlug(text);
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    headings.push({
+      depth: (token as Token & { depth: number }).depth,
+      text,
+      slug: count === 0 ? base : `${base}-${count}`,
+    });
+  }
+  return headings;
+}
+
+/**
+ * The links of `page` (a path relative to `root`) that land nowhere: a relative target that is not
+ * a file of the repository, or an `#anchor` that is no heading of its Markdown target. Links with
+ * a scheme (`https:`, `mailto:`) are not this repository's to check.
+ */
+export function brokenLinks(root: string, page: string): string[] {
+  const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+  const broken: string[] = [];
+  for (const { href, line } of markdownLinks(read(page))) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(href)) continue;
+    const [target = '', anchor] = href.split('#');
+    const file =
+      target === ''
+        ? page
+        : path.posix.normalize(path.posix.join(path.posix.dirname(page), target));
+    if (file.startsWith('..') || !existsSync(path.join(root, file))) {
+      broken.push(`${page}:${line} ${href}: no file ${file}`);
+      continue;
+    }
+    if (anchor === undefined) continue;
+    if (!file.endsWith('.md')) {
+      broken.push(`${page}:${line} ${href}: an anchor into a file that is not Markdown`);
+      continue;
+    }
+    const slugs = markdownHeadings(read(file)).map((heading) => heading.slug);
+    if (!slugs.includes(decodeURIComponent(anchor))) {
+      broken.push(`${page}:${line} ${href}: ${file} has no heading #${anchor}`);
+    }
+  }
+  return broken;
 }
