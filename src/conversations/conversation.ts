@@ -41,7 +41,8 @@ export type NewMessage = Omit<StoredMessage, 'conversationId' | 'seq'> & {
 };
 
 export interface ConversationQuery {
-  userId: string;
+  /** null: every user's conversations of the account (those without a user too). */
+  userId: string | null;
   status: ConversationStatus | 'all';
   order: 'asc' | 'desc';
   limit: number;

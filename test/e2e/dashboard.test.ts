@@ -277,6 +277,43 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     await checkPage('conversations');
   });
 
+  it('finds conversations of every user, those made through the API too, and filters by one', async () => {
+    for (const [title, userId] of [
+      ['Made through the API', 'api-user-7'],
+      ['Another user of the API', 'api-user-8'],
+    ]) {
+      const created = await api('/v1/conversations', {
+        method: 'POST',
+        body: JSON.stringify({ title, user_id: userId }),
+      });
+      expect(created.status).toBe(201);
+    }
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    // Every user by default: the API's users and the dashboard's own (archived) conversation.
+    await expect(page.getByLabel('User').inputValue()).resolves.toBe('');
+    await page.getByRole('link', { name: 'Made through the API' }).waitFor();
+    await page.getByRole('link', { name: 'Another user of the API' }).waitFor();
+    await page.locator('label[for$="-all"]').click();
+    await page.getByRole('link', { name: 'Which cities are large?' }).waitFor();
+    await page.getByRole('button', { name: 'api-user-7' }).click();
+    await expect(page.getByLabel('User').inputValue()).resolves.toBe('api-user-7');
+    await page
+      .getByRole('link', { name: 'Another user of the API' })
+      .waitFor({ state: 'detached' });
+    await expect(page.getByRole('link', { name: 'Which cities are large?' }).count()).resolves.toBe(
+      0,
+    );
+    await page.getByRole('link', { name: 'Made through the API' }).waitFor();
+    await checkPage('conversations-one-user');
+    await page.getByLabel('User').fill('dashboard');
+    await page.getByRole('link', { name: 'Which cities are large?' }).waitFor();
+    await expect(page.getByRole('link', { name: 'Made through the API' }).count()).resolves.toBe(0);
+    await page.getByLabel('User').fill('');
+    await page.getByRole('link', { name: 'Made through the API' }).waitFor();
+    await page.getByRole('link', { name: 'Which cities are large?' }).waitFor();
+  });
+
   it('creates an agent from its type’s schema form and executes it', async () => {
     await page.getByRole('link', { name: 'Agents' }).click();
     await page.getByRole('heading', { name: 'Create an agent' }).waitFor();

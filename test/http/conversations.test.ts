@@ -580,6 +580,7 @@ describe.each(allDialects)('conversations on $name', (dialect) => {
         updated_at: expect.stringMatching(isoTimestamp),
         message_count: 0,
         status: 'active',
+        user_id: 'gina',
       });
 
       const rest = await list('user_id=gina&offset=20');

@@ -5,6 +5,7 @@ import { reservedKeysNote } from '../../validation/safe-keys.js';
 import { access } from '../../auth/scopes.js';
 import type { Services } from '../../services.js';
 import type { Conversation, StoredMessage } from '../../conversations/conversation.js';
+import { InvalidParameterError, MissingParameterError } from '../../errors/app-error.js';
 import {
   commonParameters,
   LimitSchema,
@@ -47,12 +48,14 @@ const ConversationEntrySchema = Type.Object({
     description: 'Every stored message, the user’s and the assistant’s.',
   }),
   status: Status,
+  user_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The user the conversation belongs to; null: none (created without one).',
+  }),
 });
 
 const ConversationDetailSchema = Type.Object({
   ...ConversationEntrySchema.properties,
   description: Type.String(),
-  user_id: Type.Union([Type.String(), Type.Null()]),
   system_prompt: Type.Union([Type.String(), Type.Null()], {
     description:
       'The system prompt the model sees: the assigned template, rendered, or the one given at creation.',
@@ -134,11 +137,11 @@ export function conversationRoutes(app: App, services: Services): void {
     updated_at: conversation.updatedAt,
     message_count: conversation.messageCount,
     status: conversation.status,
+    user_id: conversation.userId,
   });
   const detail = (conversation: Conversation) => ({
     ...entry(conversation),
     description: conversation.description,
-    user_id: conversation.userId,
     system_prompt: services.conversations.systemPromptOf(conversation),
     model: conversation.model ?? services.models.defaultModel,
     template: conversation.templateName,
@@ -154,9 +157,17 @@ export function conversationRoutes(app: App, services: Services): void {
         operationId: 'listConversations',
         tags: ['Conversations'],
         summary: "List a user's conversations",
+        description:
+          "The conversations of `user_id` in the key's account. `all_users=true` instead of `user_id` lists every conversation of the account, whatever its user (those created without one too); each entry's `user_id` says whose it is. One of the two is required (neither: 400 `missing_parameter` naming `user_id`; both: 400 `invalid_parameter` naming `all_users`).",
         querystring: Type.Object(
           {
-            user_id: Type.String({ minLength: 1, maxLength: 256 }),
+            user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+            all_users: Type.Optional(
+              Type.Boolean({
+                description:
+                  "true: every user's conversations in the account, instead of one user's.",
+              }),
+            ),
             limit: LimitSchema(),
             offset: OffsetSchema(),
             status: Type.Union(
@@ -176,9 +187,21 @@ export function conversationRoutes(app: App, services: Services): void {
       },
     },
     async (request) => {
-      const { user_id: userId, limit, offset, status, order } = request.query;
+      const { user_id: userId, all_users: allUsers, limit, offset, status, order } = request.query;
+      if (allUsers === true && userId !== undefined) {
+        throw new InvalidParameterError(
+          'all_users',
+          'Give either user_id (one user’s conversations) or all_users=true (every user’s), not both.',
+        );
+      }
+      if (allUsers !== true && userId === undefined) {
+        throw new MissingParameterError(
+          'user_id',
+          "'user_id' is required (or all_users=true for every user's conversations).",
+        );
+      }
       const page = await services.conversations.list(principalOf(request).accountId, {
-        userId,
+        userId: userId ?? null,
         limit,
         offset,
         status,

@@ -12,6 +12,7 @@ import { voice } from './008-voice.js';
 import { sessions } from './009-sessions.js';
 import { executionPlans } from './010-execution-plans.js';
 import { accountTiers } from './011-account-tiers.js';
+import { conversationsByAccount } from './012-conversations-by-account.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '009-sessions': sessions(types),
     '010-execution-plans': executionPlans(types),
     '011-account-tiers': accountTiers(types),
+    '012-conversations-by-account': conversationsByAccount(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

@@ -101,10 +101,8 @@ export class ConversationsRepository {
     accountId: string,
     query: ConversationQuery,
   ): Promise<{ conversations: Conversation[]; total: number }> {
-    let filtered = this.db
-      .selectFrom('conversations')
-      .where('account_id', '=', accountId)
-      .where('user_id', '=', query.userId);
+    let filtered = this.db.selectFrom('conversations').where('account_id', '=', accountId);
+    if (query.userId !== null) filtered = filtered.where('user_id', '=', query.userId);
     if (query.status !== 'all') filtered = filtered.where('status', '=', query.status);
     const { rows, total } = await pageOf(filtered, query, (selected) =>
       selected.selectAll().orderBy('updated_at', query.order).orderBy('id', query.order),

@@ -1,4 +1,5 @@
-// Conversations of a user, with status, order and paging filters.
+// Conversations of every user of the account, or of one user, with status, order and paging
+// filters.
 import {
   Anchor,
   Badge,
@@ -10,6 +11,7 @@ import {
   Table,
   Text,
   TextInput,
+  UnstyledButton,
 } from '@mantine/core';
 import { useState } from 'react';
 import { Link } from 'react-router';
@@ -19,27 +21,26 @@ import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
 const pageSize = 20;
 
 export default function ConversationsPage() {
-  const [userId, setUserId] = useState('dashboard');
+  // Empty: every user's conversations (those made through the API under any user_id too).
+  const [userId, setUserId] = useState('');
   const [status, setStatus] = useState<'active' | 'archived' | 'all'>('active');
   const [order, setOrder] = useState<'desc' | 'asc'>('desc');
   const [page, setPage] = useState(1);
   const list = useLoad(
     async () =>
-      userId.trim() === ''
-        ? null
-        : unwrap(
-            await api.GET('/v1/conversations', {
-              params: {
-                query: {
-                  user_id: userId.trim(),
-                  status,
-                  order,
-                  limit: pageSize,
-                  offset: (page - 1) * pageSize,
-                },
-              },
-            }),
-          ),
+      unwrap(
+        await api.GET('/v1/conversations', {
+          params: {
+            query: {
+              ...(userId.trim() === '' ? { all_users: true } : { user_id: userId.trim() }),
+              status,
+              order,
+              limit: pageSize,
+              offset: (page - 1) * pageSize,
+            },
+          },
+        }),
+      ),
     [userId, status, order, page],
   );
   return (
@@ -48,7 +49,8 @@ export default function ConversationsPage() {
         <Group align="flex-end">
           <TextInput
             label="User"
-            description="Conversations are kept per user_id."
+            description="A user_id; empty: every user."
+            placeholder="All users"
             value={userId}
             onChange={(event) => {
               setUserId(event.currentTarget.value);
@@ -92,6 +94,7 @@ export default function ConversationsPage() {
             <Table.Thead>
               <Table.Tr>
                 <Table.Th>Title</Table.Th>
+                <Table.Th>User</Table.Th>
                 <Table.Th>Status</Table.Th>
                 <Table.Th>Messages</Table.Th>
                 <Table.Th>Updated</Table.Th>
@@ -104,6 +107,23 @@ export default function ConversationsPage() {
                     <Anchor component={Link} to={`/conversations/${conversation.id}`}>
                       {conversation.title || conversation.id}
                     </Anchor>
+                  </Table.Td>
+                  <Table.Td>
+                    {conversation.user_id === null ? (
+                      <Text size="sm">—</Text>
+                    ) : (
+                      <UnstyledButton
+                        fz="sm"
+                        td="underline"
+                        title={`Only the conversations of ${conversation.user_id}`}
+                        onClick={() => {
+                          setUserId(conversation.user_id ?? '');
+                          setPage(1);
+                        }}
+                      >
+                        {conversation.user_id}
+                      </UnstyledButton>
+                    )}
                   </Table.Td>
                   <Table.Td>
                     <Badge
