@@ -21,13 +21,17 @@ import { principalOf, type App } from '../types.js';
 
 const AgentIdParams = Type.Object({ agent_id: Type.String({ maxLength: 100 }) });
 
+/** What `model_id` means, on the agent and in the bodies that set it. */
+const modelIdNote =
+  "The chat model it runs on; null (or left out): the catalog's default model at the time of each run (`default_model`), so a changed default applies from the next run.";
+
 const AgentFields = {
   id: Type.String({ description: 'agent_…' }),
   name: Type.String(),
   description: Type.String(),
   agent_type: Type.String({ description: 'An agent type id, e.g. RetrievalAgent.' }),
   model_id: Type.Union([Type.String(), Type.Null()], {
-    description: 'The chat model it uses; null: the default model.',
+    description: modelIdNote,
   }),
   is_public: Type.Boolean({ description: 'Other accounts may read and execute it.' }),
   owned: Type.Boolean({ description: "Whether it belongs to the caller's account." }),
@@ -176,7 +180,7 @@ export function agentRoutes(app: App, services: Services): void {
         tags: ['Agents'],
         summary: 'Create an agent',
         description:
-          "`configuration` is validated against the type's schema (components `<Type>Configuration`): an unknown key or a wrong type is a 400 naming `configuration.<key>`; defaults are filled in. `model_id` must name a chat model of the catalog. RetrievalAgent's `knowledge_base_ids` must be knowledge bases of the account: another account's (or an unknown one) is a 404 naming `configuration.knowledge_base_ids[i]`. " +
+          "`configuration` is validated against the type's schema (components `<Type>Configuration`): an unknown key or a wrong type is a 400 naming `configuration.<key>`; defaults are filled in. `model_id` must name a chat model of the catalog; without it (or null) the agent runs on the catalog's default model at the time of each run. RetrievalAgent's `knowledge_base_ids` must be knowledge bases of the account: another account's (or an unknown one) is a 404 naming `configuration.knowledge_base_ids[i]`. " +
           commonOnAgents,
         body: Type.Object(
           {
@@ -187,7 +191,11 @@ export function agentRoutes(app: App, services: Services): void {
               description: `Keys of the type's configuration_schema. At any depth, ${reservedKeysNote}`,
             }),
             description: Type.Optional(Type.String({ maxLength: 5000 })),
-            model_id: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
+            model_id: Type.Optional(
+              Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
+                description: modelIdNote,
+              }),
+            ),
             is_public: Type.Optional(Type.Boolean({ default: false })),
           },
           { additionalProperties: false },
@@ -241,7 +249,9 @@ export function agentRoutes(app: App, services: Services): void {
           description: `Replaces the configuration whole (validated; defaults filled in). At any depth, ${reservedKeysNote}`,
         }),
       ),
-      model_id: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
+      model_id: Type.Optional(
+        Type.Union([Type.String({ maxLength: 256 }), Type.Null()], { description: modelIdNote }),
+      ),
       is_public: Type.Optional(Type.Boolean()),
     },
     { additionalProperties: false },
