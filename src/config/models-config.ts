@@ -112,7 +112,7 @@ export const modelEntrySchema = z.strictObject({
   /** Longest silence of a streamed answer: before its first chunk and between two chunks. */
   idle_timeout_ms: z.int().min(100).max(3_600_000).optional(),
   max_retries: z.int().min(0).max(10).optional(),
-  // What the router's strategies weigh (see "Routing" in the README); all optional.
+  // What the router's strategies weigh (see docs/routing-and-layout.md, "Strategies"); all optional.
   /** US dollars per million prompt tokens (0 for local models). */
   input_cost_per_million: z.number().min(0).max(10_000).optional(),
   /** US dollars per million completion tokens. */

@@ -130,7 +130,7 @@ export class FeedbackService {
       messagesWithFeedback: new Set(details.map((feedback) => feedback.messageId)).size,
       positiveFeedback: sentiments.filter((sentiment) => sentiment === 'positive').length,
       negativeFeedback: sentiments.filter((sentiment) => sentiment === 'negative').length,
-      // The mean feedback_value over all entries (0 without feedback); see the README.
+      // The mean feedback_value over all entries (0 without feedback); see docs/api.md, "Feedback".
       averageRating: details.length === 0 ? 0 : Math.round((total / details.length) * 1000) / 1000,
       details,
     };

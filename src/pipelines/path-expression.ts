@@ -1,6 +1,6 @@
 // Pipeline path expressions: parsing, checking at save time, and resolving at run time.
 //
-// Grammar (documented in the README and the OpenAPI document):
+// Grammar (documented in docs/agents-and-pipelines.md and the OpenAPI document):
 //   path     = "$." root segment* ;
 //   root     = "input" "." key                  (an input of the pipeline run)
 //            | "stages" "." key "." key         (an earlier stage's output: stage name, output key)

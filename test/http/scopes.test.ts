@@ -133,7 +133,7 @@ describe.each(allDialects)('access rules on $name', (dialect) => {
     it('keeps owner-only operations from admin keys of other accounts', async () => {
       const ownerOnly = operations.filter((operation) => operation.ownerOnly);
       expect(ownerOnly.map((operation) => `${operation.method} ${operation.path}`).sort()).toEqual([
-        // Metrics cover every account (README, "Metrics").
+        // Metrics cover every account (docs/operations.md, "Metrics").
         'GET /metrics',
         'GET /v1/accounts',
         'POST /v1/accounts',

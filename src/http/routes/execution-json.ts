@@ -13,7 +13,7 @@ export const ExecutionErrorSchema = Type.Object(
   {
     message: Type.String(),
     type: Type.String(),
-    code: Type.String({ description: 'A code of the error catalog (README, "Errors").' }),
+    code: Type.String({ description: 'A code of the error catalog (docs/api.md, "Errors").' }),
   },
   { additionalProperties: true },
 );

@@ -31,7 +31,10 @@ const MessageSchema = (description: string) =>
 
 const RouteTypeSchema = oneOf(routeTypes, 'agent, pipeline or model.');
 
-const CategorySchema = oneOf(intentCategories, 'A taxonomy category (see the README).');
+const CategorySchema = oneOf(
+  intentCategories,
+  'A taxonomy category (see docs/routing-and-layout.md, "Taxonomy").',
+);
 
 const EntitySchema = Type.Object({
   type: Type.String({
@@ -132,7 +135,10 @@ const RouteResponseSchema = Type.Object({
       Type.Literal('capability'),
       Type.Literal('model'),
     ],
-    { description: 'Which stage decided (see the README).' },
+    {
+      description:
+        'Which stage decided (see docs/routing-and-layout.md, "How a route is decided").',
+    },
   ),
   policy: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
   max_tokens: Type.Union([Type.Integer(), Type.Null()], {
@@ -314,7 +320,7 @@ export function routingRoutes(app: App, services: Services): void {
         tags: ['Routing'],
         summary: 'Classify intent',
         description:
-          'Classifies the message into the taxonomy (see the README) with the shipped classifier, or with the chat model named in `model` (or `routing.intent_model`), detects entities (dates, numbers, money, e-mail addresses, URLs, people, places, organisations, other names) and rates its complexity by documented signals. The intent is stored with its id.',
+          'Classifies the message into the taxonomy (see docs/routing-and-layout.md) with the shipped classifier, or with the chat model named in `model` (or `routing.intent_model`), detects entities (dates, numbers, money, e-mail addresses, URLs, people, places, organisations, other names) and rates its complexity by documented signals. The intent is stored with its id.',
         body: Type.Object(
           {
             ...commonParameters(),

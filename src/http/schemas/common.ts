@@ -34,7 +34,8 @@ export const ErrorBodySchema = Type.Object(
   {
     $id: 'ErrorBody',
     title: 'Error',
-    description: "Every error's body; see the error catalog in the README for each code.",
+    description:
+      "Every error's body; see the error catalog in docs/api.md, 'Errors', for each code.",
   },
 );
 

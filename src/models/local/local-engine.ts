@@ -83,7 +83,7 @@ function howToGet(definition: LocalModelDefinition): string {
     definition.source === null
       ? ''
       : `Run 'npm run models -- pull ${definition.name}' (it downloads ${definition.source}), or `;
-  return `${pull}${pull === '' ? 'Place' : 'place'} the GGUF file at ${definition.file}, or configure another model (see the README, "Models").`;
+  return `${pull}${pull === '' ? 'Place' : 'place'} the GGUF file at ${definition.file}, or configure another model (see docs/models.md).`;
 }
 
 class LocalModel implements LocalModelHandle {

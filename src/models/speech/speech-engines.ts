@@ -105,7 +105,7 @@ export class SpeechEngines {
           pullable
             ? `Run 'npm run models -- pull ${definition.name}' to download them`
             : 'Place them there'
-        }, or configure another transcription model (see the README, "Speech").`;
+        }, or configure another transcription model (see docs/speech-and-voice.md).`;
       }
     }
   }
