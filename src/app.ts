@@ -107,7 +107,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
 
   // JSON is the only body this API takes; anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
-  installInputSafety(app);
+  installInputSafety(app, { parseLarge: (text) => services.text.json(text) });
   app.setValidatorCompiler(createValidatorCompiler(pendingSchemas));
   trackPendingSchemas(app, pendingSchemas);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));

@@ -165,11 +165,31 @@ function poisonedKeyRefusal(text: string): AppError | null {
  * Replaces Fastify's JSON body parser with the same parser (prototype-poisoning checks included)
  * followed by the walk above, and checks path and query values before validation.
  */
-export function installInputSafety(app: App): void {
+export interface InputSafetyOptions {
+  /**
+   * Parses and checks a body longer than `inlineBodyBytes` off the event loop (the text worker
+   * threads): parsing 16 MiB of dense JSON held the loop for a second or more.
+   */
+  parseLarge?: (body: Uint8Array) => Promise<unknown>;
+}
+
+/** Bodies up to this many bytes are parsed on the event loop (a few tens of milliseconds). */
+export const inlineBodyBytes = 1024 * 1024;
+
+export function installInputSafety(app: App, options: InputSafetyOptions = {}): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    // A large body's bytes go to a text thread as they are: decoding and parsing happen there.
+    if (options.parseLarge !== undefined && bytes.byteLength > inlineBodyBytes) {
+      options.parseLarge(bytes).then(
+        (document) => done(null, document),
+        (error: unknown) => done(error as Error, undefined),
+      );
+      return;
+    }
+    const text = bytes.toString('utf8');
     void parseJson(request, text, (error, document) => {
       if (error !== null) {
         done(
@@ -188,4 +208,44 @@ export function installInputSafety(app: App): void {
   app.addHook('preValidation', (request, _reply, done) => {
     done(checkTextParts(request) ?? undefined);
   });
+}
+
+/** Most values a body longer than `inlineBodyBytes` may hold: large bodies are large strings. */
+export const maxLargeBodyValues = 100_000;
+
+/**
+ * The checks of the inline path for a large body, in the thread that parses it: valid JSON, no
+ * `__proto__` key or `constructor.prototype` (named, like every reserved name), at most
+ * `maxLargeBodyValues` values, and nothing a database cannot store.
+ */
+export function parseLargeBody(text: string): unknown {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    throw new AppError('invalid_json', 'The body is not valid JSON.');
+  }
+  let values = 0;
+  const stack: unknown[] = [document];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    values += 1;
+    if (values > maxLargeBodyValues) {
+      throw new AppError(
+        'invalid_parameter',
+        `A request body over ${inlineBodyBytes} bytes may hold at most ${maxLargeBodyValues} JSON values (large bodies carry their size in strings, such as a document's content).`,
+        { param: null },
+      );
+    }
+    if (value !== null && typeof value === 'object') {
+      for (const item of Array.isArray(value) ? value : Object.values(value)) stack.push(item);
+    }
+  }
+  const poisoned = findForbiddenKey(document);
+  if (poisoned !== null && (poisoned.key === '__proto__' || poisoned.key === 'constructor')) {
+    throw forbiddenKeyError(poisoned.param, poisoned.key);
+  }
+  const found = findUnstorableValue(document);
+  if (found !== null) throw refusal(found);
+  return document;
 }

@@ -125,6 +125,21 @@ export class TextPool {
     );
   }
 
+  /**
+   * A large request body, decoded, parsed and checked (input-safety.ts) in these threads. Its
+   * bytes are moved there, not copied: the caller must not use `body` afterwards.
+   */
+  json(body: Uint8Array): Promise<unknown> {
+    const movable = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+    return this.run<Uint8Array, unknown>(
+      'json',
+      body,
+      { param: 'body', what: 'The request body', characters: body.byteLength },
+      undefined,
+      movable ? [body.buffer as ArrayBuffer] : [],
+    );
+  }
+
   /** Agents' text work (ReasoningAgent's plain-text reading, TextRank), in these threads. */
   get agentTextWork(): TextWork {
     return {
@@ -207,12 +222,13 @@ export class TextPool {
     input: I,
     subject: TaskSubject,
     signal: AbortSignal | undefined,
+    transfer: ArrayBuffer[] = [],
   ): Promise<T> {
     if (signal?.aborted === true) throw new RequestAbortedError();
     if (this.inFlight >= this.settings.workerThreads + this.settings.maxQueue) throw busy();
     this.inFlight += 1;
     try {
-      return await this.runInThread<I, T>(name, input, subject, signal);
+      return await this.runInThread<I, T>(name, input, subject, signal, transfer);
     } finally {
       this.inFlight -= 1;
     }
@@ -223,6 +239,7 @@ export class TextPool {
     input: I,
     subject: TaskSubject,
     signal: AbortSignal | undefined,
+    transfer: ArrayBuffer[],
   ): Promise<T> {
     const pool = await this.piscina();
     const deadlineMs = this.deadlineMs(subject.characters);
@@ -241,7 +258,7 @@ export class TextPool {
         { input, started: port2 },
         {
           name,
-          transferList: [port2],
+          transferList: [port2, ...transfer],
           signal:
             signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]),
         },
@@ -277,6 +294,7 @@ export class TextPool {
     if (result.kind === 'invalid_parameter') {
       throw new AppError('invalid_parameter', result.message, { param: result.param });
     }
+    if (result.kind === 'invalid_json') throw new AppError('invalid_json', result.message);
     throw new Error(`text worker task '${name}' failed: ${result.message}`);
   }
 }

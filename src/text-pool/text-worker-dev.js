@@ -11,3 +11,4 @@ export const structure = worker.structure;
 export const entities = worker.entities;
 export const reasoningText = worker.reasoningText;
 export const extractiveSummary = worker.extractiveSummary;
+export const json = worker.json;

@@ -17,6 +17,7 @@ import {
   type StructureResult,
 } from '../agents/structure/engine.js';
 import { AppError } from '../errors/app-error.js';
+import { parseLargeBody } from '../http/input-safety.js';
 import { detectEntities, type Entity } from '../routing/entities.js';
 import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text.js';
 import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
@@ -33,6 +34,7 @@ export type TaskResult<T> =
   | { ok: false; kind: 'too_many_chunks'; maxChunks: number; message: string }
   /** The client's mistake, told as the contract's 400 (the structure engine names the field). */
   | { ok: false; kind: 'invalid_parameter'; param: string | null; message: string }
+  | { ok: false; kind: 'invalid_json'; message: string }
   | { ok: false; kind: 'failure'; message: string };
 
 function settle<I, T>(task: TaskEnvelope<I>, work: (input: I) => T): TaskResult<T> {
@@ -46,6 +48,9 @@ function settle<I, T>(task: TaskEnvelope<I>, work: (input: I) => T): TaskResult<
     }
     if (error instanceof AppError && error.code === 'invalid_parameter') {
       return { ok: false, kind: 'invalid_parameter', param: error.param, message };
+    }
+    if (error instanceof AppError && error.code === 'invalid_json') {
+      return { ok: false, kind: 'invalid_json', message };
     }
     return { ok: false, kind: 'failure', message };
   }
@@ -128,4 +133,11 @@ export function extractiveSummary(
   task: TaskEnvelope<SummarizeTask>,
 ): TaskResult<ExtractiveSummary> {
   return settle(task, (input) => summarize(input.text, input.options));
+}
+
+/** A request body too large to parse on the event loop, parsed and checked here. */
+export function json(task: TaskEnvelope<Uint8Array>): TaskResult<unknown> {
+  return settle(task, (bytes) =>
+    parseLargeBody(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')),
+  );
 }

@@ -31,29 +31,59 @@ function joinParam(param: string, step: string | number): string {
   return param === '' ? step : `${param}.${step}`;
 }
 
+interface Frame {
+  container: unknown[] | Record<string, unknown>;
+  /** The object's own keys; null for an array. */
+  keys: string[] | null;
+  next: number;
+}
+
 /**
- * The first reserved key in a JSON-like value (own keys of objects, arrays walked; no recursion),
- * as the parameter it sits at under `param`; null when there is none.
+ * The first reserved key in a JSON-like value (own keys of objects, arrays walked; no recursion,
+ * nothing allocated per value: the parameter is spelt out only when a key is found), as the
+ * parameter it sits at under `param`; null when there is none.
  */
 export function findForbiddenKey(value: unknown, param = ''): ForbiddenKeyFound | null {
-  const stack: Array<{ value: unknown; param: string }> = [{ value, param }];
-  while (stack.length > 0) {
-    const { value: current, param: at } = stack.pop()!;
-    if (current === null || typeof current !== 'object') continue;
+  const stack: Frame[] = [];
+  const paramOf = (key: string): string => {
+    let at = param;
+    for (const frame of stack) {
+      at = joinParam(at, frame.keys === null ? frame.next - 1 : frame.keys[frame.next - 1]!);
+    }
+    return joinParam(at, key);
+  };
+  const open = (current: unknown): ForbiddenKeyFound | null => {
+    if (current === null || typeof current !== 'object') return null;
     if (Array.isArray(current)) {
-      for (let index = current.length - 1; index >= 0; index -= 1) {
-        stack.push({ value: current[index] as unknown, param: joinParam(at, index) });
-      }
-      continue;
+      stack.push({ container: current as unknown[], keys: null, next: 0 });
+      return null;
     }
     // Own keys only, `__proto__` included when JSON.parse or a database row defined it.
     const keys = Object.keys(current);
     for (const key of keys) {
-      if (isForbiddenKey(key)) return { param: joinParam(at, key), key };
+      if (isForbiddenKey(key)) return { param: paramOf(key), key };
     }
-    for (let index = keys.length - 1; index >= 0; index -= 1) {
-      const key = keys[index]!;
-      stack.push({ value: (current as Record<string, unknown>)[key], param: joinParam(at, key) });
+    stack.push({ container: current as Record<string, unknown>, keys, next: 0 });
+    return null;
+  };
+  const first = open(value);
+  if (first !== null) return first;
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const size = frame.keys === null ? (frame.container as unknown[]).length : frame.keys.length;
+    if (frame.next >= size) {
+      stack.pop();
+      continue;
+    }
+    const index = frame.next;
+    frame.next += 1;
+    const child =
+      frame.keys === null
+        ? (frame.container as unknown[])[index]
+        : (frame.container as Record<string, unknown>)[frame.keys[index]!];
+    if (child !== null && typeof child === 'object') {
+      const found = open(child);
+      if (found !== null) return found;
     }
   }
   return null;

@@ -302,10 +302,10 @@ export function knowledgeRoutes(app: App, services: Services): void {
             ...commonParameters(),
             title: Type.Optional(Type.String({ maxLength: 500 })),
             content: Type.String({
-              // No minLength or maxLength: validating either counts the string's code points in
-              // JavaScript (5 MiB: tens of milliseconds on the event loop). The request body limit
-              // bounds it; the service checks the exact limit, in UTF-8 bytes, and refuses content
-              // without text, each in its own words.
+              // The schema's bound is the body limit's (lengths count UTF-16 code units, in
+              // constant time: src/validation/ajv.ts); the service checks the exact limit, in UTF-8
+              // bytes, and refuses content without text, each in its own words.
+              maxLength: 16 * 1024 * 1024,
               description: 'At most 5 MiB of UTF-8 (and within the request body limit).',
             }),
             content_type: Type.Optional(
