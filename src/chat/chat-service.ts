@@ -24,7 +24,7 @@ const historyWindow = 200;
 export interface ChatRequest {
   accountId: string;
   /** The key (or the key behind the session) making the request, recorded for usage by key. */
-  apiKeyId?: string | null;
+  apiKeyId: string | null;
   userId: string | null;
   conversationId: string | null;
   /** false: a stateless completion (nothing stored, no history, no trimming). */

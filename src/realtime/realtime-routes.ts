@@ -173,6 +173,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
       );
       const settings: VoiceSettings = {
         accountId: session.accountId,
+        apiKeyId: session.keyId,
         userId: session.userId,
         conversationId: session.conversationId,
         model: session.model,
@@ -319,6 +320,7 @@ export async function realtimeRoutes(app: App, services: Services): Promise<void
         conversation?.close();
         const settings: VoiceSettings = {
           accountId: principal.accountId,
+          apiKeyId: principal.keyId,
           userId: init.user_id ?? null,
           conversationId: init.conversation_id ?? null,
           model,

@@ -57,6 +57,8 @@ export type VoiceEvent =
 
 export interface VoiceSettings {
   accountId: string;
+  /** The key that opened the socket (or the voice session): its turns are recorded under it. */
+  apiKeyId: string;
   userId: string | null;
   conversationId: string | null;
   model: string | undefined;
@@ -438,6 +440,7 @@ export class VoiceConversation {
     try {
       events = await this.options.chat.openStream({
         accountId: settings.accountId,
+        apiKeyId: settings.apiKeyId,
         userId: settings.userId,
         conversationId: settings.conversationId,
         persist: true,

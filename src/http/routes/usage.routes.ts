@@ -105,7 +105,7 @@ export function usageRoutes(app: App, services: Services): void {
         tags: ['Usage'],
         summary: 'Usage over time, per key and per model',
         description:
-          "Requests, tokens and latency of the caller's account in time buckets, in total and grouped by key, by model and by source, read from the stored chat turns (`/v1/chat`, and `/chat/completions` with `user_id` or `conversation_id`; stateless completions are not stored) and agent and pipeline executions. Query parameters: `from`, `to` (ISO 8601; default the last 7 days), `bucket` (`hour` or `day`), `key_id`, `model` (filters). Points are listed only for non-empty buckets; `buckets` lists every bucket of the range. `recent_activity` holds the latest 20 turns and runs.",
+          "Requests, tokens and latency of the caller's account in time buckets, in total and grouped by key, by model and by source, read from the stored chat turns (`/v1/chat`, turns over `/v1/ws` and voice streams — under the key that opened the socket or created the voice session — and `/chat/completions` with `user_id` or `conversation_id`; stateless completions are not stored) and agent and pipeline executions. Query parameters: `from`, `to` (ISO 8601; default the last 7 days), `bucket` (`hour` or `day`), `key_id`, `model` (filters). Points are listed only for non-empty buckets; `buckets` lists every bucket of the range. `recent_activity` holds the latest 20 turns and runs.",
         querystring: UsageQuerySchema,
         response: {
           200: Type.Object({
