@@ -34,13 +34,13 @@ export const ModelSchema = Type.Object(
       modelTypes.map((type) => Type.Literal(type)),
       { description: 'The kind of model: what it can be used for.' },
     ),
-    max_tokens: Type.Union([Type.Integer(), Type.Null()], {
+    max_tokens: Type.Integer({
       description:
-        'Largest completion a request may ask for, in tokens. null for transcription and speech models, which take no token limit.',
+        'Largest completion a request may ask for, in tokens. 0 for transcription and speech models, which take no token limit (an integer, as the spec asks of every entry).',
     }),
-    context_length: Type.Union([Type.Integer(), Type.Null()], {
+    context_length: Type.Integer({
       description:
-        'Context window in tokens. null for transcription and speech models, which have none.',
+        'Context window in tokens. 0 for transcription and speech models, which have none.',
     }),
     fallbacks: Type.Array(Type.String()),
     input_cost_per_million: Type.Union([Type.Number(), Type.Null()], {
@@ -77,7 +77,7 @@ export function modelRoutes(app: App, services: Services): void {
   const toJson = (status: ModelStatus) => {
     const { definition } = status;
     // Transcription and speech models work on audio and text, not a token window: the defaults a
-    // definition carries (1024 / 8192) would be invented figures.
+    // definition carries (1024 / 8192) would be invented figures. 0 says "none" as an integer.
     const countsTokens = definition.type === 'chat' || definition.type === 'embedding';
     return {
       id: definition.name,
@@ -89,8 +89,8 @@ export function modelRoutes(app: App, services: Services): void {
       provider: definition.maker,
       connection: definition.provider,
       type: definition.type,
-      max_tokens: countsTokens ? definition.maxTokens : null,
-      context_length: countsTokens ? definition.contextLength : null,
+      max_tokens: countsTokens ? definition.maxTokens : 0,
+      context_length: countsTokens ? definition.contextLength : 0,
       fallbacks: [...definition.fallbacks],
       input_cost_per_million: definition.routing.inputCostPerMillion,
       output_cost_per_million: definition.routing.outputCostPerMillion,
