@@ -323,8 +323,8 @@ const fileSchema = z.strictObject({
             .optional(),
           ping_interval_ms: z.int().min(100).max(300_000).optional(),
           credential_check_ms: z.int().min(50).max(1000).optional(),
-          end_of_speech_ms: z.int().min(100).max(5000).optional(),
           max_connections_per_key: z.int().min(1).max(100_000).optional(),
+          end_of_speech_ms: z.int().min(100).max(5000).optional(),
           speech_start_ms: z.int().min(20).max(2000).optional(),
           vad_mode: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).optional(),
           max_utterance_seconds: z.int().min(1).max(600).optional(),
@@ -465,8 +465,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     const fileTiers = file.rate_limits?.tiers ?? {};
     const configured = Object.hasOwn(fileTiers, name) ? fileTiers[name] : undefined;
     accountTiers[name] = {
-      perMinute:
-        configured?.account_per_minute ?? Math.ceil(tier.perMinute * accountMultiple),
+      perMinute: configured?.account_per_minute ?? Math.ceil(tier.perMinute * accountMultiple),
       perDay: configured?.account_per_day ?? Math.ceil(tier.perDay * accountMultiple),
     };
   }
@@ -709,12 +708,12 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
         maxMessageBytes: file.speech?.realtime?.max_message_bytes ?? 1024 * 1024,
         pingIntervalMs: file.speech?.realtime?.ping_interval_ms ?? 20_000,
         credentialCheckMs: file.speech?.realtime?.credential_check_ms ?? 250,
-        endOfSpeechMs: file.speech?.realtime?.end_of_speech_ms ?? 300,
-        speechStartMs: file.speech?.realtime?.speech_start_ms ?? 40,
         maxConnectionsPerKey:
           fromEnv.WS_MAX_CONNECTIONS_PER_KEY ??
           file.speech?.realtime?.max_connections_per_key ??
           20,
+        endOfSpeechMs: file.speech?.realtime?.end_of_speech_ms ?? 300,
+        speechStartMs: file.speech?.realtime?.speech_start_ms ?? 40,
         vadMode: file.speech?.realtime?.vad_mode ?? 3,
         maxUtteranceSeconds: file.speech?.realtime?.max_utterance_seconds ?? 30,
       },
