@@ -273,6 +273,8 @@ describe('the service process', () => {
       JSON.stringify({
         default_model: 'tiny',
         models: [model('tiny', sha256), model('tampered', 'f'.repeat(64))],
+        // Exactly these two: not the built-in speech engines a file keeps otherwise.
+        speech: { builtin_engines: false },
       }),
     );
     const cliEnv = { ...env, PLATFORM_CONFIG: configPath };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findUnstorableValue, maxNestingDepth, stringProblem } from './input-safety.js';
+import { findUnstorableValue, maxNestingDepth, stringProblem } from './input-values.js';
 
 /** The plain recursive walk the iterative one replaces: the reference for the property below. */
 function reference(value: unknown, path: string[] = [], depth = 1): unknown {
