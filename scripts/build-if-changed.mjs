@@ -4,7 +4,7 @@
 // A first start builds both (about half a minute); a restart with nothing changed takes well
 // under a second here.
 //
-//   node scripts/build-if-changed.mjs [--force]
+//   node scripts/build-if-changed.mjs [--force] [--only service|dashboard]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const force = process.argv.includes('--force');
+const onlyIndex = process.argv.indexOf('--only');
+const only = onlyIndex > 0 ? process.argv[onlyIndex + 1] : null;
+const quiet = process.argv.includes('--quiet');
 const skipped = new Set(['node_modules', 'dist', 'generated', '.git']);
 
 /** Every file under `entry` (a file or a directory), relative to the root, sorted. */
@@ -57,15 +60,17 @@ const targets = [
   },
 ];
 
-for (const target of targets) {
+for (const target of targets.filter((candidate) => only === null || candidate.name === only)) {
   const stampFile = path.join(root, target.stamp);
   const current = fingerprint(target.inputs);
   const previous = existsSync(stampFile) ? readFileSync(stampFile, 'utf8').trim() : null;
   if (!force && previous === current && existsSync(path.join(root, target.output))) {
-    process.stdout.write(`${target.name}: up to date (sources unchanged since the last build)\n`);
+    if (!quiet) {
+      process.stdout.write(`${target.name}: up to date (sources unchanged since the last build)\n`);
+    }
     continue;
   }
-  process.stdout.write(`${target.name}: building…\n`);
+  if (!quiet) process.stdout.write(`${target.name}: building…\n`);
   const [command, args] = target.command;
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);

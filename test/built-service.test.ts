@@ -13,12 +13,11 @@ import { generateApiKey } from '../src/auth/api-key-format.js';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.js';
 import { repositoryRoot, runCli, startService, type RunningService } from './support/process.js';
 
-const buildDirectory = path.join(
-  repositoryRoot,
-  'node_modules',
-  '.cache',
-  `built-service-test-${process.pid}`,
-);
+// The run's build (test/support/global-setup.ts), else one of this file's own.
+const ownBuild = process.env.TEST_BUILT_SERVICE_DIR === undefined;
+const buildDirectory =
+  process.env.TEST_BUILT_SERVICE_DIR ??
+  path.join(repositoryRoot, 'node_modules', '.cache', `built-service-test-${process.pid}`);
 const dataDirectory = mkdtempSync(path.join(tmpdir(), 'platform-built-'));
 const adminKey = generateApiKey();
 const packageVersion = (
@@ -44,10 +43,12 @@ async function call(method: string, url: string, body?: unknown) {
 }
 
 beforeAll(async () => {
-  execFileSync(process.execPath, ['scripts/build-server.mjs', '--outdir', buildDirectory], {
-    cwd: repositoryRoot,
-    stdio: 'pipe',
-  });
+  if (ownBuild) {
+    execFileSync(process.execPath, ['scripts/build-server.mjs', '--outdir', buildDirectory], {
+      cwd: repositoryRoot,
+      stdio: 'pipe',
+    });
+  }
   upstream = await startFakeUpstream();
   const configFile = path.join(dataDirectory, 'platform.config.json');
   writeFileSync(
@@ -80,7 +81,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await upstream?.close();
-  rmSync(buildDirectory, { recursive: true, force: true });
+  if (ownBuild) rmSync(buildDirectory, { recursive: true, force: true });
   rmSync(dataDirectory, { recursive: true, force: true });
 });
 

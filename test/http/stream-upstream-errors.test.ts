@@ -24,7 +24,11 @@ describe.each(allDialects)('a provider answering HTTP 500 ($name)', (dialect) =>
   let upstream: FakeUpstream;
   let harness: TestApp;
   beforeAll(async () => {
-    upstream = await startFakeUpstream({ defaultBehaviour: { kind: 'error', status: 500 } });
+    // The provider asks for 600 ms between attempts: longer than the 300 ms idle timeout, so a
+    // timer left running during the wait would fire, and short enough to keep the suite quick.
+    upstream = await startFakeUpstream({
+      defaultBehaviour: { kind: 'error', status: 500, headers: { 'retry-after-ms': '600' } },
+    });
     const model = (name: string, extra: Record<string, unknown>) => ({
       name,
       provider: 'openai-compatible' as const,
@@ -39,7 +43,7 @@ describe.each(allDialects)('a provider answering HTTP 500 ($name)', (dialect) =>
       overrides: {
         default_model: 'idle-short',
         models: [
-          // One retry after the usual 2 s backoff, longer than the 300 ms idle timeout.
+          // One retry after the provider's 600 ms, longer than the 300 ms idle timeout.
           model('idle-short', { max_retries: 1, idle_timeout_ms: 300, timeout_ms: 30_000 }),
           // Retries that the total timeout (1 s) ends while waiting for the next attempt.
           model('total-short', { max_retries: 5, idle_timeout_ms: 30_000, timeout_ms: 1000 }),

@@ -1,6 +1,7 @@
 // Starting the service's real entry points as child processes, as users run them.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -27,13 +28,18 @@ export interface RunningService {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** The run's build of the service (test/support/global-setup.ts), when there is one. */
+const builtService = process.env.TEST_BUILT_SERVICE_DIR;
+
 /**
- * Runs src/main.ts under tsx (or `entry`, a built `main.js`) and resolves once it logs that it
- * listens.
+ * Runs `entry` (a built `main.js`; default: this run's build, else src/main.ts under tsx) and
+ * resolves once it logs that it listens.
  */
 export async function startService(
   env: Record<string, string>,
-  entry?: string,
+  entry: string | undefined = builtService === undefined
+    ? undefined
+    : path.join(builtService, 'main.js'),
 ): Promise<RunningService> {
   const port = await freePort();
   const args = entry === undefined ? ['--import', 'tsx', 'src/main.ts'] : [entry];
@@ -87,7 +93,7 @@ export function runCli(
   args: string[],
   env: Record<string, string>,
   tool: 'keys' | 'models' = 'keys',
-  builtDirectory?: string,
+  builtDirectory: string | undefined = builtService,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const entry =
     builtDirectory === undefined
