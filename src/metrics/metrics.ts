@@ -58,6 +58,28 @@ function record(what: () => void): void {
   }
 }
 
+/**
+ * prom-client records each garbage collection from a PerformanceObserver with an ordinary object
+ * literal as the label set: with an extra key on Object.prototype its label check throws there,
+ * outside any request, and the process exits. Its histogram records through the guarded path
+ * instead (a label set without a prototype, a failure reported, never thrown).
+ */
+function guardGcHistogram(registry: Registry): void {
+  const gc = registry.getSingleMetric('nodejs_gc_duration_seconds');
+  if (!(gc instanceof Histogram)) return;
+  const observe = gc.observe.bind(gc) as (labels: LabelValues<string>, value: number) => void;
+  const guarded = (labels: LabelValues<string> | number, value?: number): void => {
+    record(() => {
+      if (typeof labels === 'number') throw new TypeError('a GC duration without its kind');
+      observe(
+        labelSet({ kind: String(Object.hasOwn(labels, 'kind') ? labels.kind : 'unknown') }),
+        value ?? 0,
+      );
+    });
+  };
+  Object.defineProperty(gc, 'observe', { value: guarded });
+}
+
 export class PlatformMetrics implements ModelCallObserver {
   readonly registry = new Registry();
 
@@ -150,7 +172,12 @@ export class PlatformMetrics implements ModelCallObserver {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     // process_*, nodejs_eventloop_lag_*, nodejs_heap_*, nodejs_gc_duration_seconds, …
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    if (options.defaultMetrics !== false) {
+      // Label sets without a prototype (see labelSet): prom-client passes this one to the
+      // collectors that record from timers (event-loop lag) and at each scrape.
+      collectDefaultMetrics({ register: this.registry, labels: Object.create(null) as object });
+      guardGcHistogram(this.registry);
+    }
   }
 
   get contentType(): string {

@@ -2,6 +2,9 @@
 // serializer cannot be built, or Object.prototype has been changed after all, every error answer
 // is the contract's `{"error": {message, type, code, param}}` and says nothing of the internals
 // (no FST_ERR_FAILED_ERROR_SERIALIZATION, no schema message), and recording metrics never throws.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.js';
@@ -114,6 +117,25 @@ describe('metrics while Object.prototype has an extra key', () => {
     );
     expect(text).toContain('platform_upstream_tokens_total{model="m",type="prompt"} 3');
     expect(text).not.toContain('polluted');
+  });
+});
+
+describe('garbage collections while Object.prototype has an extra key', () => {
+  it('are recorded without an uncaught exception (prom-client labels each with a literal)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const metrics = new PlatformMetrics();
+    const before = await metrics.text();
+    await whilePolluted(async () => {
+      gc();
+      // The GC observer reports on a later turn of the loop: let it, while the key is there.
+      for (let turn = 0; turn < 5; turn++) await nextTurn();
+    });
+    const after = await metrics.text();
+    const majors = (text: string) =>
+      Number(/nodejs_gc_duration_seconds_count\{kind="major"\} (\d+)/.exec(text)?.[1] ?? 0);
+    expect(majors(after)).toBeGreaterThan(majors(before));
+    expect(after).not.toContain('polluted');
   });
 });
 
