@@ -76,25 +76,32 @@ describe.each(allDialects)('a provider answering HTTP 500 ($name)', (dialect) =>
     harness.app.inject({ method: 'POST', url, headers: bearer(harness.adminKey), payload });
   const messages = [{ role: 'user', content: 'Hello there' }];
 
-  for (const model of ['idle-short', 'total-short', 'sdk-idle-short', 'sdk-total-short']) {
-    for (const stream of [false, true]) {
-      it(`${model}: /v1/chat ${stream ? 'streamed' : 'whole'} answers 502 upstream_error`, async () => {
-        const response = await post('/v1/chat', { user_id: 'u', model, messages, stream });
-        expect(response.statusCode, response.body).toBe(502);
-        const { error } = response.json<ErrorJson>();
-        expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
-        expect(error.message).toContain('HTTP 500');
-      });
+  // Each waits out its retries and timers on its own: they run at once.
+  describe.concurrent('every model, endpoint and mode', () => {
+    for (const model of ['idle-short', 'total-short', 'sdk-idle-short', 'sdk-total-short']) {
+      for (const stream of [false, true]) {
+        it(`${model}: /v1/chat ${stream ? 'streamed' : 'whole'} answers 502 upstream_error`, async ({
+          expect,
+        }) => {
+          const response = await post('/v1/chat', { user_id: 'u', model, messages, stream });
+          expect(response.statusCode, response.body).toBe(502);
+          const { error } = response.json<ErrorJson>();
+          expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+          expect(error.message).toContain('HTTP 500');
+        });
 
-      it(`${model}: /chat/completions ${stream ? 'streamed' : 'whole'} answers 502 upstream_error`, async () => {
-        const response = await post('/v1/chat/completions', { model, messages, stream });
-        expect(response.statusCode, response.body).toBe(502);
-        const { error } = response.json<ErrorJson>();
-        expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
-        expect(error.message).toContain('HTTP 500');
-      });
+        it(`${model}: /chat/completions ${stream ? 'streamed' : 'whole'} answers 502 upstream_error`, async ({
+          expect,
+        }) => {
+          const response = await post('/v1/chat/completions', { model, messages, stream });
+          expect(response.statusCode, response.body).toBe(502);
+          const { error } = response.json<ErrorJson>();
+          expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+          expect(error.message).toContain('HTTP 500');
+        });
+      }
     }
-  }
+  });
 
   it('reports a 500 after the stream began as an error event with upstream_error', async () => {
     // The first attempt streams two chunks and is cut; nothing is retried once text flowed.
