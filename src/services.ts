@@ -64,6 +64,7 @@ import { RoutingRepository } from './storage/repositories/routing.repository.js'
 import { IntentClassifier } from './routing/intent-classifier.js';
 import { RouterCache } from './routing/router-cache.js';
 import { RoutingService } from './routing/routing-service.js';
+import { Closers } from './lifecycle/closers.js';
 
 /** What routes may use: the domain's services, never a repository or a database handle. */
 export interface Services {
@@ -243,22 +244,55 @@ function mostGenerousTier(config: AppConfig): string {
   )[0];
 }
 
+/**
+ * Builds every service. Each resource that needs closing is added to a closer stack as soon as it
+ * exists: when a later step fails, what was started before it is closed (last first) and the
+ * step's error is thrown; the container's close() walks the same stack.
+ */
 export async function createServices(
   config: AppConfig,
   logger: Logger,
   overrides: ServiceOverrides = {},
 ): Promise<ServiceContainer> {
-  const storage = await openStorage(config.database);
-  let redis: Redis | null = null;
+  const closers = new Closers();
   try {
-    if (config.redisUrl !== null && overrides.withoutRedis !== true) {
-      redis = await connectRedis(config.redisUrl, logger);
-      await redis.connect();
-    }
+    return await wireServices(config, logger, overrides, closers);
   } catch (error) {
-    await storage.close();
-    redis?.disconnect();
-    throw new Error(`Cannot connect to Redis at REDIS_URL`, { cause: error });
+    await closers
+      .closeAll()
+      .catch((failure: unknown) =>
+        logger.warn({ err: failure }, 'closing what had started before a failed start'),
+      );
+    throw error;
+  }
+}
+
+async function wireServices(
+  config: AppConfig,
+  logger: Logger,
+  overrides: ServiceOverrides,
+  closers: Closers,
+): Promise<ServiceContainer> {
+  const storage = await openStorage(config.database);
+  closers.add('storage', () => storage.close());
+  let redis: Redis | null = null;
+  if (config.redisUrl !== null && overrides.withoutRedis !== true) {
+    try {
+      const client = await connectRedis(config.redisUrl, logger);
+      // A client that never connected (or lost its connection) has nothing to say QUIT to.
+      closers.add('redis', () =>
+        client.status === 'ready'
+          ? client.quit().then(
+              () => undefined,
+              () => client.disconnect(),
+            )
+          : client.disconnect(),
+      );
+      await client.connect();
+      redis = client;
+    } catch (error) {
+      throw new Error(`Cannot connect to Redis at REDIS_URL`, { cause: error });
+    }
   }
 
   const now = overrides.now ?? Date.now;
@@ -318,7 +352,9 @@ export async function createServices(
     huggingFaceToken: () => config.secrets.get('HF_TOKEN'),
     logger,
   });
+  closers.add('local model engine', () => localEngine.close());
   const speechEngines = SpeechEngines.fromConfig(config);
+  closers.add('speech engines', () => speechEngines.close());
   const metrics = new PlatformMetrics();
   const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics);
   const speech = new SpeechService({
@@ -347,20 +383,16 @@ export async function createServices(
     config.speech.realtime.credentialCheckMs,
     logger,
   );
+  closers.add('credential watch', () => credentialWatch.stop());
   const feedback = new FeedbackService({
     feedback: new FeedbackRepository(storage.db),
     conversations,
     now,
   });
   const text = new TextPool(config.text);
+  closers.add('text threads', () => text.close());
   const knowledgeIndex = createKnowledgeIndex(storage);
-  try {
-    await knowledgeIndex.prepare();
-  } catch (error) {
-    await storage.close();
-    redis?.disconnect();
-    throw error;
-  }
+  await knowledgeIndex.prepare();
   logger.debug({ vector_search: knowledgeIndex.vectorMethod }, 'knowledge-base vector search');
   const knowledge = new KnowledgeService({
     repository: new KnowledgeRepository(storage.db, knowledgeIndex),
@@ -415,12 +447,10 @@ export async function createServices(
     origin: instanceId,
     logger,
   });
+  closers.add('execution change feed', () => feed.close());
   try {
     await feed.start();
   } catch (error) {
-    await feed.close().catch(() => undefined);
-    await storage.close();
-    redis?.disconnect();
     throw new Error(`Cannot listen for execution changes (${feed.reach})`, { cause: error });
   }
   const executions = new ExecutionService({
@@ -430,8 +460,10 @@ export async function createServices(
     instanceId,
     now,
   });
-  const jobs = await createJobQueue(config, redis, logger, overrides);
-  observeJobs(jobs, metrics);
+  // Runs of a stopped instance are queued again by the others (requeue is called only once the
+  // service runs, after the queue exists). It stops after the queue has handed its running jobs
+  // over (closers run last-added first); a heartbeat failing against a database that is going
+  // away is no reason to fail a shutdown.
   const instances = new InstanceRegistry({
     id: instanceId,
     repository: executionsRepository,
@@ -440,6 +472,11 @@ export async function createServices(
     logger,
     now,
   });
+  closers.add('instance registry', () => instances.stop().catch(() => undefined));
+  const jobs = await createJobQueue(config, redis, logger, overrides);
+  // The pipeline runner's close() is the queue's.
+  closers.add('job queue', () => jobs.close());
+  observeJobs(jobs, metrics);
   const agentExecutor = new AgentExecutor({
     agents,
     catalog: agentCatalog,
@@ -462,10 +499,6 @@ export async function createServices(
   try {
     await pipelineRunner.startWorking();
   } catch (error) {
-    await jobs.close().catch(() => undefined);
-    await feed.close().catch(() => undefined);
-    await storage.close();
-    redis?.disconnect();
     throw new Error('Cannot start the job queue', { cause: error });
   }
 
@@ -549,16 +582,6 @@ export async function createServices(
         );
       }
     },
-    async close() {
-      credentialWatch.stop();
-      await pipelineRunner.close();
-      await instances.stop().catch(() => undefined);
-      await feed.close();
-      await localEngine.close();
-      await speechEngines.close();
-      await text.close();
-      if (redis !== null) await redis.quit().catch(() => redis?.disconnect());
-      await storage.close();
-    },
+    close: () => closers.closeAll(),
   };
 }
