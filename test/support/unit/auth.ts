@@ -1,0 +1,87 @@
+// The authentication services wired over real storage as src/services.ts wires them (key hasher,
+// authenticator, sessions, keys), on a clock the test moves. Two stacks over one database are two
+// instances of the service.
+import type { Logger } from 'pino';
+import { ApiKeyService } from '../../../src/auth/api-key-service.js';
+import { Authenticator } from '../../../src/auth/authenticator.js';
+import { KeyHasher } from '../../../src/auth/key-hasher.js';
+import { SessionService } from '../../../src/auth/session-service.js';
+import type { AppConfig } from '../../../src/config/config.js';
+import type { Storage } from '../../../src/storage/database.js';
+import { ApiKeysRepository } from '../../../src/storage/repositories/api-keys.repository.js';
+import { SessionsRepository } from '../../../src/storage/repositories/sessions.repository.js';
+
+/**
+ * A clock a test moves by hand. `advance` also lets one timer turn pass: lru-cache (the key and
+ * session caches) reuses its last clock reading for a millisecond of real time (its
+ * `ttlResolution`), so a cache read in the same instant as the move would still see the old time.
+ */
+export class TestClock {
+  constructor(public ms = Date.parse('2031-03-01T12:00:00.000Z')) {}
+
+  readonly now = (): number => this.ms;
+
+  iso(): string {
+    return new Date(this.ms).toISOString();
+  }
+
+  async advance(ms: number): Promise<void> {
+    this.ms += ms;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+export interface AuthStack {
+  keys: ApiKeysRepository;
+  authenticator: Authenticator;
+  sessions: SessionService;
+  apiKeys: ApiKeyService;
+  /** Errors of the background `last_used_at` writes. */
+  backgroundErrors: unknown[];
+}
+
+export interface AuthStackOptions {
+  storage: Storage;
+  config: AppConfig;
+  logger: Logger;
+  clock: TestClock;
+  cacheTtlMs?: number;
+  lastUsedWriteIntervalMs?: number;
+  idleTimeoutMs?: number;
+  maxAgeMs?: number;
+}
+
+export function authStack(options: AuthStackOptions): AuthStack {
+  const { storage, config, logger, clock } = options;
+  const keys = new ApiKeysRepository(storage.db);
+  const hasher = new KeyHasher(config.auth.apiKeySecret);
+  const backgroundErrors: unknown[] = [];
+  const cacheTtlMs = options.cacheTtlMs ?? config.auth.keyCacheTtlMs;
+  const authenticator = new Authenticator({
+    keys,
+    hasher,
+    cacheTtlMs,
+    lastUsedWriteIntervalMs: options.lastUsedWriteIntervalMs ?? config.auth.lastUsedWriteIntervalMs,
+    now: clock.now,
+    onBackgroundError: (error) => backgroundErrors.push(error),
+  });
+  const sessions = new SessionService({
+    sessions: new SessionsRepository(storage.db),
+    authenticator,
+    idleTimeoutMs: options.idleTimeoutMs ?? config.sessions.idleTimeoutMs,
+    maxAgeMs: options.maxAgeMs ?? config.sessions.maxAgeMs,
+    cacheTtlMs,
+    logger,
+    now: clock.now,
+  });
+  const apiKeys = new ApiKeyService({
+    keys,
+    hasher,
+    authenticator,
+    sessions,
+    tiers: config.rateLimits.tiers,
+    defaultTier: config.rateLimits.defaultTier,
+    now: clock.now,
+  });
+  return { keys, authenticator, sessions, apiKeys, backgroundErrors };
+}
