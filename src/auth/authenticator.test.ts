@@ -4,6 +4,7 @@
 // `last_used_at` written at most once per interval.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../../test/support/dialects.js';
+import { appErrorOf } from '../../test/support/unit/errors.js';
 import { authStack, TestClock, type AuthStack } from '../../test/support/unit/auth.js';
 import {
   insertAccount,
@@ -11,21 +12,11 @@ import {
   type UnitStorage,
 } from '../../test/support/unit/storage.js';
 import type { Account } from '../accounts/account.js';
-import { AppError } from '../errors/app-error.js';
 import { platformOperator, type CreateApiKeyInput } from './api-key-service.js';
 import { generateApiKey } from './api-key-format.js';
 
 const cacheTtlMs = 500;
 const lastUsedWriteIntervalMs = 60_000;
-
-async function refusal(attempt: Promise<unknown>): Promise<AppError> {
-  const error = await attempt.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  return error as AppError;
-}
 
 describe.each(allDialects)('Authenticator on $name', (dialect) => {
   let unit: UnitStorage;
@@ -47,7 +38,7 @@ describe.each(allDialects)('Authenticator on $name', (dialect) => {
   it('refuses a request without a key: 401 missing_api_key', async () => {
     const { authenticator } = stack(new TestClock());
     for (const presented of [undefined, '']) {
-      const error = await refusal(authenticator.authenticate(presented, '127.0.0.1'));
+      const error = await appErrorOf(authenticator.authenticate(presented, '127.0.0.1'));
       expect(error).toMatchObject({ code: 'missing_api_key', status: 401 });
     }
   });
@@ -57,7 +48,7 @@ describe.each(allDialects)('Authenticator on $name', (dialect) => {
     const unknown = generateApiKey();
     const badChecksum = `${unknown.slice(0, -1)}${unknown.endsWith('A') ? 'B' : 'A'}`;
     for (const presented of ['sk-short', 'not a key at all', badChecksum, unknown]) {
-      const error = await refusal(authenticator.authenticate(presented, '127.0.0.1'));
+      const error = await appErrorOf(authenticator.authenticate(presented, '127.0.0.1'));
       expect(error).toMatchObject({ code: 'invalid_api_key', status: 401 });
     }
     expect(authenticator.cachedKeyCount).toBe(0);
@@ -85,7 +76,7 @@ describe.each(allDialects)('Authenticator on $name', (dialect) => {
     const created = await createKey(auth);
     await auth.authenticator.authenticate(created.key, '127.0.0.1');
     await auth.apiKeys.revoke(account.id, created.record.id);
-    const error = await refusal(auth.authenticator.authenticate(created.key, '127.0.0.1'));
+    const error = await appErrorOf(auth.authenticator.authenticate(created.key, '127.0.0.1'));
     expect(error).toMatchObject({ code: 'revoked_api_key', status: 401 });
   });
 
@@ -99,7 +90,7 @@ describe.each(allDialects)('Authenticator on $name', (dialect) => {
     await clock.advance(cacheTtlMs / 2);
     await expect(here.authenticator.authenticate(created.key, '127.0.0.1')).resolves.toBeDefined();
     await clock.advance(cacheTtlMs / 2 + 1);
-    const error = await refusal(here.authenticator.authenticate(created.key, '127.0.0.1'));
+    const error = await appErrorOf(here.authenticator.authenticate(created.key, '127.0.0.1'));
     expect(error.code).toBe('revoked_api_key');
   });
 
@@ -110,7 +101,7 @@ describe.each(allDialects)('Authenticator on $name', (dialect) => {
     await here.authenticator.authenticate(created.key, '127.0.0.1');
     expect(here.authenticator.cachedKeyCount).toBe(0);
     await elsewhere.apiKeys.revoke(account.id, created.record.id);
-    const error = await refusal(here.authenticator.authenticate(created.key, '127.0.0.1'));
+    const error = await appErrorOf(here.authenticator.authenticate(created.key, '127.0.0.1'));
     expect(error.code).toBe('revoked_api_key');
   });
 
@@ -122,7 +113,7 @@ describe.each(allDialects)('Authenticator on $name', (dialect) => {
     await clock.advance(59_999);
     await expect(auth.authenticator.authenticate(created.key, '127.0.0.1')).resolves.toBeDefined();
     await clock.advance(1);
-    const error = await refusal(auth.authenticator.authenticate(created.key, '127.0.0.1'));
+    const error = await appErrorOf(auth.authenticator.authenticate(created.key, '127.0.0.1'));
     expect(error).toMatchObject({ code: 'expired_api_key', status: 401 });
     expect(error.message).toBe(`This API key expired at ${expiresAt}.`);
   });
@@ -131,11 +122,11 @@ describe.each(allDialects)('Authenticator on $name', (dialect) => {
     const auth = stack(new TestClock());
     const created = await createKey(auth, { allowedIps: ['10.0.0.0/8'] });
     await expect(auth.authenticator.authenticate(created.key, '10.1.2.3')).resolves.toBeDefined();
-    const outside = await refusal(auth.authenticator.authenticate(created.key, '192.168.1.9'));
+    const outside = await appErrorOf(auth.authenticator.authenticate(created.key, '192.168.1.9'));
     expect(outside).toMatchObject({ code: 'ip_not_allowed', status: 403 });
     expect(outside.message).toContain('192.168.1.9');
     await auth.apiKeys.revoke(account.id, created.record.id);
-    const revoked = await refusal(auth.authenticator.authenticate(created.key, '192.168.1.9'));
+    const revoked = await appErrorOf(auth.authenticator.authenticate(created.key, '192.168.1.9'));
     expect(revoked.code).toBe('revoked_api_key');
   });
 
