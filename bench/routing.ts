@@ -16,13 +16,13 @@ import { generateApiKey } from '../src/auth/api-key-format.js';
 import { loadConfig } from '../src/config/load-config.js';
 import type { App } from '../src/http/types.js';
 import { buildLayout } from '../src/layout/layout-engine.js';
-import { parseLabelledTsv } from '../src/routing/intent-training-set.js';
+import { parseLabelledTsv } from '../src/modules/routing/intent-training-set.js';
 import {
   LinearClassifier,
   defaultTrainingOptions,
   type LabelledText,
-} from '../src/routing/linear-classifier.js';
-import { RouterIndex } from '../src/routing/router-index.js';
+} from '../src/modules/routing/linear-classifier.js';
+import { RouterIndex } from '../src/modules/routing/router-index.js';
 import { createServices, type ServiceContainer } from '../src/services.js';
 import { machine, writeResults } from './support.js';
 

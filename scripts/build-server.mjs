@@ -65,6 +65,6 @@ await build({
 
 // Data read at run time, next to the bundle (src/runtime-paths.ts: bundleDirectory).
 cpSync(
-  path.join(root, 'src/routing/intents/intent-model.json'),
+  path.join(root, 'src/modules/routing/intents/intent-model.json'),
   path.join(outdir, 'data/intent-model.json'),
 );

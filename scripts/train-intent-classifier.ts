@@ -1,13 +1,17 @@
-// Trains the shipped intent classifier on src/routing/intents/intent-training-set.tsv and writes
-// src/routing/intents/intent-model.json. `--evaluate` prints 5-fold cross-validated accuracy instead.
+// Trains the shipped intent classifier on src/modules/routing/intents/intent-training-set.tsv and
+// writes src/modules/routing/intents/intent-model.json. `--evaluate` prints 5-fold cross-validated
+// accuracy instead.
 import { writeFileSync } from 'node:fs';
 import {
   LinearClassifier,
   datasetDigest,
   defaultTrainingOptions,
   type LabelledText,
-} from '../src/routing/linear-classifier.js';
-import { readIntentTrainingSet, shippedModelUrl } from '../src/routing/intent-training-set.js';
+} from '../src/modules/routing/linear-classifier.js';
+import {
+  readIntentTrainingSet,
+  shippedModelUrl,
+} from '../src/modules/routing/intent-training-set.js';
 
 const examples = readIntentTrainingSet();
 

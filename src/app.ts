@@ -29,7 +29,6 @@ import { modelRoutes } from './http/routes/models.routes.js';
 import { pipelineRoutes } from './http/routes/pipelines.routes.js';
 import { layoutRoutes } from './http/routes/layout.routes.js';
 import { metricsRoutes } from './http/routes/metrics.routes.js';
-import { routingRoutes } from './http/routes/routing.routes.js';
 import { speechRoutes } from './http/routes/speech.routes.js';
 import { voiceRoutes } from './http/routes/voice.routes.js';
 import { realtimeRoutes } from './realtime/realtime-routes.js';
@@ -192,7 +191,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   knowledgeRoutes(app, services);
   agentRoutes(app, services);
   pipelineRoutes(app, services);
-  routingRoutes(app, services);
+  await app.register(services.modules.routing.plugin);
   layoutRoutes(app, services);
   executionRoutes(app, services);
   authRoutes(app, services);

@@ -60,10 +60,8 @@ import { KnowledgeRepository } from './storage/repositories/knowledge.repository
 import { SessionsRepository } from './storage/repositories/sessions.repository.js';
 import { UsageRepository } from './storage/repositories/usage.repository.js';
 import { UsageService } from './usage/usage-service.js';
-import { RoutingRepository } from './storage/repositories/routing.repository.js';
-import { IntentClassifier } from './routing/intent-classifier.js';
-import { RouterCache } from './routing/router-cache.js';
-import { RoutingService } from './routing/routing-service.js';
+import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
+import type { RoutingService } from './modules/routing/routing-service.js';
 import { Closers } from './lifecycle/closers.js';
 
 /** What routes may use: the domain's services, never a repository or a database handle. */
@@ -99,6 +97,8 @@ export interface Services {
   /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()` (metrics). */
   readonly jobs: JobQueue;
   readonly routing: RoutingService;
+  /** The feature modules, whose HTTP plugins app.ts registers. */
+  readonly modules: { readonly routing: RoutingModule };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
 }
@@ -508,26 +508,20 @@ async function wireServices(
     now,
   });
 
-  const routingRepository = new RoutingRepository(storage.db);
-  const routing = new RoutingService({
+  const routingModule = createRoutingModule({
     config,
-    repository: routingRepository,
-    cache: new RouterCache({
-      repository: routingRepository,
-      maxBytes: config.routing.cacheMaxBytes,
-      logger,
-      ...(overrides.now === undefined ? {} : { now: overrides.now }),
-    }),
-    classifier: new IntentClassifier(models),
-    namedEntities: (message, at, signal) => text.entities(message, at, signal),
+    db: storage.db,
     models,
     agents,
     agentCatalog,
     pipelines,
     conversations,
+    text,
     logger,
     now,
+    policyClock: overrides.now,
   });
+  const routing = routingModule.service;
 
   return {
     config,
@@ -560,6 +554,7 @@ async function wireServices(
     pipelineRunner,
     jobs,
     routing,
+    modules: { routing: routingModule },
     metrics,
     instances,
     startBackgroundWork() {

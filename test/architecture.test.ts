@@ -1,13 +1,38 @@
-// The code's shape, checked: imports run downward only (http/realtime → domain → models, storage,
-// text → errors, ids, runtime paths), Fastify stays in the HTTP layer, and only config/ reads the environment.
+// The code's shape, checked. Layers, highest first; imports run downward only at run time:
+//   5 wiring      app.ts, services.ts, main.ts, logger.ts, cli/, and each modules/<area>/module.ts
+//   4 HTTP/config http/, realtime/, config/ (but config/config.ts), and modules/<area>/*.routes.ts
+//                 and *.schemas.ts: the only files that may import Fastify
+//   2 domain      one folder per feature (accounts/, agents/, …), and every other file of a module
+//   1 platform    models/, storage/, text/, audio/, and modules/<area>/*.repository.ts (whose run-time
+//                 imports are storage/, errors/, ids.ts, validation/ and packages alone)
+//   0 base        errors/, validation/, ids.ts, runtime-paths.ts, config/config.ts
+// A feature module (modules/<area>/) holds one area's layers side by side, each file's layer read
+// from its name; another module reaches it only through its module.ts, or its types. Only config/
+// reads the environment.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const sourceRoot = path.resolve(import.meta.dirname, '../src');
 
+/** The area of a file under modules/<area>/, or null for a file outside the feature modules. */
+function moduleOf(relative: string): string | null {
+  const [top, area] = relative.split('/');
+  return top === 'modules' && area !== undefined && area.length > 0 ? area : null;
+}
+
+/** Layer of a module's file, by its role suffix. */
+function moduleLayerOf(relative: string): number {
+  const name = path.basename(relative);
+  if (name === 'module.ts') return 5;
+  if (name.endsWith('.routes.ts') || name.endsWith('.schemas.ts')) return 4;
+  if (name.endsWith('.repository.ts')) return 1;
+  return 2;
+}
+
 /** Layer of a module, by its path under src/ (higher may import lower, never the reverse). */
 function layerOf(relative: string): number {
+  if (moduleOf(relative) !== null) return moduleLayerOf(relative);
   if (['app.ts', 'services.ts', 'main.ts', 'logger.ts'].includes(relative)) return 5;
   const top = relative.split('/')[0]!;
   if (top === 'cli') return 5;
@@ -61,6 +86,7 @@ function importsOf(file: string): ImportLine[] {
 
 const files = sourceFiles(sourceRoot);
 const imports = files.flatMap(importsOf);
+const isFastify = (target: string) => target === 'fastify' || target.startsWith('@fastify/');
 
 describe('the architecture', () => {
   it('imports only downward at run time; types of the HTTP layer and the wiring stay above the domain', () => {
@@ -79,7 +105,7 @@ describe('the architecture', () => {
 
   it('keeps Fastify in the HTTP layer', () => {
     const outside = imports
-      .filter((line) => line.target === 'fastify' || line.target.startsWith('@fastify/'))
+      .filter((line) => isFastify(line.target))
       .filter((line) => layerOf(line.from) < 4)
       .map((line) => `${line.from} imports ${line.target}`);
     expect(outside).toEqual([]);
@@ -96,5 +122,49 @@ describe('the architecture', () => {
   it('finds the modules it checks', () => {
     expect(files.length).toBeGreaterThan(80);
     expect(imports.filter((line) => line.target.endsWith('.ts')).length).toBeGreaterThan(300);
+  });
+});
+
+describe('the feature modules', () => {
+  const moduleImports = imports.filter((line) => moduleOf(line.from) !== null);
+
+  it('each has a module.ts that wires it', () => {
+    const areas = new Set(files.map((file) => moduleOf(path.relative(sourceRoot, file))));
+    areas.delete(null);
+    expect(areas.size).toBeGreaterThan(0);
+    const unwired = [...areas].filter(
+      (area) => !files.includes(path.join(sourceRoot, 'modules', area!, 'module.ts')),
+    );
+    expect(unwired).toEqual([]);
+  });
+
+  it('import Fastify only in their *.routes.ts and *.schemas.ts', () => {
+    const outside = moduleImports
+      .filter((line) => isFastify(line.target) && moduleLayerOf(line.from) !== 4)
+      .map((line) => `${line.from} imports ${line.target}`);
+    expect(outside).toEqual([]);
+  });
+
+  it("keep a repository's run-time imports to storage/, errors/, ids.ts, validation/ and packages", () => {
+    const allowed = (target: string) =>
+      !target.endsWith('.ts') ||
+      target === 'ids.ts' ||
+      ['storage/', 'errors/', 'validation/'].some((folder) => target.startsWith(folder));
+    const reaching = moduleImports
+      .filter((line) => moduleLayerOf(line.from) === 1 && !line.typeOnly)
+      .filter((line) => !allowed(line.target))
+      .map((line) => `${line.from} imports ${line.target}`);
+    expect(reaching).toEqual([]);
+  });
+
+  it('reach another module only through its module.ts, or its types', () => {
+    const through = moduleImports
+      .filter((line) => {
+        const other = moduleOf(line.target);
+        return other !== null && other !== moduleOf(line.from);
+      })
+      .filter((line) => !line.typeOnly && path.basename(line.target) !== 'module.ts')
+      .map((line) => `${line.from} imports ${line.target}`);
+    expect(through).toEqual([]);
   });
 });

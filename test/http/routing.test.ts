@@ -3,7 +3,7 @@
 // kept across restarts), follow-ups, policies (each condition and action, priority), "auto" and
 // forbidden models in chat and completions, bad input, other accounts, and the feature switches.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { readIntentTrainingSet } from '../../src/routing/intent-training-set.js';
+import { readIntentTrainingSet } from '../../src/modules/routing/intent-training-set.js';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
 import { allDialects } from '../support/dialects.js';
 import {

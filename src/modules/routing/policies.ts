@@ -3,9 +3,9 @@
 // expression (RE2 syntax, linear-time), the key's tier or scopes. Actions: route to a target,
 // forbid models or providers, require a provider, cap max_tokens.
 import { RE2JS } from 're2js';
-import type { Scope } from '../auth/scopes.js';
-import type { ModelDefinition } from '../config/config.js';
-import { InvalidParameterError } from '../errors/app-error.js';
+import type { Scope } from '../../auth/scopes.js';
+import type { ModelDefinition } from '../../config/config.js';
+import { InvalidParameterError } from '../../errors/app-error.js';
 import { normalizeText, wordsOf } from './text-features.js';
 import type { IntentCategory } from './taxonomy.js';
 import type { RouteTarget, RouteType } from './types.js';

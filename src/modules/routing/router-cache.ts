@@ -3,7 +3,7 @@
 // indexed read of the account's version row), so another instance's teaching is seen at once.
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { RoutingRepository } from '../storage/repositories/routing.repository.js';
+import type { RoutingRepository } from './routing.repository.js';
 import { CompiledPolicy } from './policies.js';
 import { RouterIndex, type IndexedExample } from './router-index.js';
 import { routeKey, type RouteExample } from './types.js';

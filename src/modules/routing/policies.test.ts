@@ -1,6 +1,6 @@
 // Policy evaluation: every condition kind, priority order, and model restrictions.
 import { describe, expect, it } from 'vitest';
-import type { ModelDefinition } from '../config/config.js';
+import type { ModelDefinition } from '../../config/config.js';
 import {
   CompiledPolicy,
   evaluatePolicies,

@@ -1,16 +1,10 @@
 // Routing storage: intents, taught route examples (numbered per account so instances can load only
 // what they have not seen), the per-account version row, and routing policies.
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { PolicyActions, PolicyConditions, RoutingPolicy } from '../../routing/policies.js';
-import type {
-  Intent,
-  IntentMetadata,
-  RouteExample,
-  RouteTarget,
-  RouteType,
-} from '../../routing/types.js';
-import type { IntentCategory } from '../../routing/taxonomy.js';
-import type { DatabaseSchema } from '../schema.js';
+import type { PolicyActions, PolicyConditions, RoutingPolicy } from './policies.js';
+import type { Intent, IntentMetadata, RouteExample, RouteTarget, RouteType } from './types.js';
+import type { IntentCategory } from './taxonomy.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
 
 /** What a route call must know to tell whether its cached router and candidates are current. */
 export interface RoutingFreshness {

@@ -1,7 +1,7 @@
 // Picks a chat model by strategy from the catalog's facts (quality, cost per million tokens,
 // typical latency): balanced, quality, cost or latency, with the message's complexity steering
 // the balanced strategy toward quality for harder messages.
-import type { ModelDefinition } from '../config/config.js';
+import type { ModelDefinition } from '../../config/config.js';
 import type { ComplexityLevel } from './complexity.js';
 
 export const routingStrategies = ['balanced', 'quality', 'cost', 'latency'] as const;

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { JSONSchema7 } from '@ai-sdk/provider';
-import { AgentModels } from '../agents/agent-models.js';
-import type { ModelRegistry } from '../models/model-registry.js';
-import { bundleDirectory, packageRoot } from '../runtime-paths.js';
+import { AgentModels } from '../../agents/agent-models.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import { bundleDirectory, packageRoot } from '../../runtime-paths.js';
 import { LinearClassifier, type SerializedClassifier } from './linear-classifier.js';
 import { intentCategories, isIntentCategory, taxonomy, type IntentCategory } from './taxonomy.js';
 
@@ -37,7 +37,7 @@ function round(value: number): number {
 /** The shipped model (400 KB of JSON), read on first use: built, it is copied next to the bundle. */
 const shippedModelFile =
   bundleDirectory === null
-    ? path.join(packageRoot, 'src', 'routing', 'intents', 'intent-model.json')
+    ? path.join(packageRoot, 'src', 'modules', 'routing', 'intents', 'intent-model.json')
     : path.join(bundleDirectory, 'data', 'intent-model.json');
 
 export class IntentClassifier {

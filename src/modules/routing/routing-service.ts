@@ -4,24 +4,24 @@
 // and policy-forbidden models for chat.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AgentCatalog } from '../agents/agent-catalog.js';
-import type { AgentService } from '../agents/agent-service.js';
-import type { Scope } from '../auth/scopes.js';
-import type { AppConfig, ModelDefinition } from '../config/config.js';
-import type { ConversationService } from '../conversations/conversation-service.js';
+import type { AgentCatalog } from '../../agents/agent-catalog.js';
+import type { AgentService } from '../../agents/agent-service.js';
+import type { Scope } from '../../auth/scopes.js';
+import type { AppConfig, ModelDefinition } from '../../config/config.js';
+import type { ConversationService } from '../../conversations/conversation-service.js';
 import {
   AppError,
   FeatureDisabledError,
   ConflictError,
   InvalidParameterError,
   NotFoundError,
-} from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ModelRegistry } from '../models/model-registry.js';
-import type { PipelineService } from '../pipelines/pipeline-service.js';
-import type { Agent } from '../agents/agent.js';
-import type { Pipeline } from '../pipelines/pipeline.js';
-import type { RoutingRepository } from '../storage/repositories/routing.repository.js';
+} from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import type { PipelineService } from '../../pipelines/pipeline-service.js';
+import type { Agent } from '../../agents/agent.js';
+import type { Pipeline } from '../../pipelines/pipeline.js';
+import type { RoutingRepository } from './routing.repository.js';
 import { assessComplexity } from './complexity.js';
 import { detectEntities, type Entity } from './entities.js';
 import type { Classification, IntentClassifier } from './intent-classifier.js';
