@@ -3,7 +3,8 @@
 // revocation (404 for another account's key; the key's sessions end with it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../../test/support/dialects.js';
-import { authStack, TestClock } from '../../test/support/unit/auth.js';
+import { authStack } from '../../test/support/unit/auth.js';
+import { TestClock } from '../../test/support/unit/clock.js';
 import { appErrorOf } from '../../test/support/unit/errors.js';
 import {
   insertAccount,

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../../test/support/dialects.js';
 import { appErrorOf } from '../../test/support/unit/errors.js';
-import { authStack, TestClock, type AuthStack } from '../../test/support/unit/auth.js';
+import { authStack, type AuthStack } from '../../test/support/unit/auth.js';
+import { TestClock } from '../../test/support/unit/clock.js';
 import {
   insertAccount,
   openUnitStorage,

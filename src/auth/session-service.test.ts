@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../../test/support/dialects.js';
-import { authStack, TestClock } from '../../test/support/unit/auth.js';
+import { authStack } from '../../test/support/unit/auth.js';
+import { TestClock } from '../../test/support/unit/clock.js';
 import { appErrorOf } from '../../test/support/unit/errors.js';
 import {
   insertAccount,

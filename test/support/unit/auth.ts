@@ -10,26 +10,7 @@ import type { AppConfig } from '../../../src/config/config.js';
 import type { Storage } from '../../../src/storage/database.js';
 import { ApiKeysRepository } from '../../../src/storage/repositories/api-keys.repository.js';
 import { SessionsRepository } from '../../../src/storage/repositories/sessions.repository.js';
-
-/**
- * A clock a test moves by hand. `advance` also lets one timer turn pass: lru-cache (the key and
- * session caches) reuses its last clock reading for a millisecond of real time (its
- * `ttlResolution`), so a cache read in the same instant as the move would still see the old time.
- */
-export class TestClock {
-  constructor(public ms = Date.parse('2031-03-01T12:00:00.000Z')) {}
-
-  readonly now = (): number => this.ms;
-
-  iso(): string {
-    return new Date(this.ms).toISOString();
-  }
-
-  async advance(ms: number): Promise<void> {
-    this.ms += ms;
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-}
+import type { TestClock } from './clock.js';
 
 export interface AuthStack {
   keys: ApiKeysRepository;

@@ -1,0 +1,70 @@
+// The model registry as src/services.ts builds it, with a catalog of openai-compatible models
+// served by the fake upstream (../fake-upstream.ts: real HTTP in OpenAI's wire format). Every
+// model tries once (no retries), so a scripted failure is answered at once.
+import type { Logger } from 'pino';
+import type { AppConfig } from '../../../src/config/config.js';
+import type { LoadConfigOptions } from '../../../src/config/load-config.js';
+import { NodeLlamaEngine } from '../../../src/models/local/local-engine.js';
+import { ModelRegistry } from '../../../src/models/model-registry.js';
+import { SpeechEngines } from '../../../src/models/speech/speech-engines.js';
+
+/** The key the models send upstream, and the variable the configuration reads it from. */
+export const unitUpstreamKey = 'sk-unit-upstream-key-0123456789';
+export const unitUpstreamEnv = { UNIT_UPSTREAM_KEY: unitUpstreamKey };
+
+/**
+ * - `unit-chat` (default): falls back to `unit-backup`;
+ * - `unit-backup`: the fallback (upstream model `gpt-4o`, so requests tell the two apart);
+ * - `unit-alone`: no fallback;
+ * - `unit-small`: a context of 120 tokens with max_tokens 20, for trimming.
+ */
+export function unitModelCatalog(baseUrl: string): NonNullable<LoadConfigOptions['overrides']> {
+  const model = (name: string, upstreamModel: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    provider: 'openai-compatible' as const,
+    base_url: baseUrl,
+    api_key_env: 'UNIT_UPSTREAM_KEY',
+    model: upstreamModel,
+    max_tokens: 256,
+    context_length: 4096,
+    max_retries: 0,
+    timeout_ms: 5000,
+    ...extra,
+  });
+  return {
+    default_model: 'unit-chat',
+    models: [
+      model('unit-chat', 'gpt-4o-mini', { fallbacks: ['unit-backup'] }),
+      model('unit-backup', 'gpt-4o'),
+      model('unit-alone', 'gpt-4o-mini'),
+      model('unit-small', 'gpt-4o-mini', { max_tokens: 20, context_length: 120 }),
+    ],
+    speech: { builtin_engines: false },
+  };
+}
+
+export interface UnitModels {
+  models: ModelRegistry;
+  close(): Promise<void>;
+}
+
+/** The registry with its local engine and speech engines (both idle until a model needs them). */
+export async function unitModelRegistry(config: AppConfig, logger: Logger): Promise<UnitModels> {
+  const localEngine = new NodeLlamaEngine({
+    gpu: config.models.localGpu,
+    huggingFaceEndpoint: config.models.huggingFaceEndpoint,
+    huggingFaceToken: () => config.secrets.get('HF_TOKEN'),
+    logger,
+  });
+  const speechEngines = SpeechEngines.fromConfig(config);
+  const models = new ModelRegistry(config, localEngine, logger, speechEngines);
+  // The token tables, loaded once here rather than inside the first test that counts tokens.
+  await models.warmUp();
+  return {
+    models,
+    async close() {
+      await localEngine.close();
+      await speechEngines.close();
+    },
+  };
+}
