@@ -2,42 +2,27 @@
 // upstream over HTTP: a turn stored with its messages (a new conversation only once answered), the
 // history and system prompt a later turn sends, a streamed turn's events in order, trimming to the
 // context window, fallbacks, and upstream failures that leave nothing behind.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../../test/support/dialects.js';
-import { startFakeUpstream, type FakeUpstream } from '../../test/support/fake-upstream.js';
 import { TestClock } from '../../test/support/unit/clock.js';
 import { appErrorOf } from '../../test/support/unit/errors.js';
 import {
-  unitModelCatalog,
-  unitModelRegistry,
-  unitUpstreamEnv,
-  unitUpstreamKey,
-  type UnitModels,
+  fakeUpstreamForFile,
+  openChatStack,
+  type ChatStack,
 } from '../../test/support/unit/models.js';
-import {
-  insertAccount,
-  openUnitStorage,
-  type UnitStorage,
-} from '../../test/support/unit/storage.js';
+import { insertAccount } from '../../test/support/unit/storage.js';
 import type { Account } from '../accounts/account.js';
-import { ConversationService } from '../conversations/conversation-service.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
 import type { ChatTurn } from '../models/spec.js';
 import { UpstreamError } from '../models/spec.js';
-import { ConversationsRepository } from '../storage/repositories/conversations.repository.js';
-import { TemplateCatalog } from '../templates/template-catalog.js';
 import { ChatService, type ChatRequest, type ChatStreamEvent } from './chat-service.js';
 
-let upstream: FakeUpstream;
-
-beforeAll(async () => {
-  upstream = await startFakeUpstream({ requireApiKey: unitUpstreamKey });
-});
-afterAll(() => upstream.close());
-beforeEach(() => upstream.reset());
+const upstream = fakeUpstreamForFile();
 
 /** The turns the upstream was sent, request by request. */
 function sentMessages(): ChatTurn[][] {
-  return upstream.requests.map((request) => (request.body as { messages: ChatTurn[] }).messages);
+  return upstream().requests.map((request) => (request.body as { messages: ChatTurn[] }).messages);
 }
 
 async function collect(events: AsyncGenerator<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
@@ -47,33 +32,19 @@ async function collect(events: AsyncGenerator<ChatStreamEvent>): Promise<ChatStr
 }
 
 describe.each(allDialects)('ChatService on $name', (dialect) => {
-  let unit: UnitStorage;
-  let registry: UnitModels;
+  let stack: ChatStack;
   let conversations: ConversationService;
   let chat: ChatService;
   let account: Account;
   const clock = new TestClock();
 
   beforeAll(async () => {
-    unit = await openUnitStorage(dialect, {
-      env: unitUpstreamEnv,
-      overrides: unitModelCatalog(upstream.baseUrl),
-    });
-    registry = await unitModelRegistry(unit.config, unit.logger);
-    const { models } = registry;
-    conversations = new ConversationService({
-      conversations: new ConversationsRepository(unit.storage.db),
-      models,
-      templates: new TemplateCatalog(unit.config.templates),
-      now: clock.now,
-    });
-    chat = new ChatService({ models, conversations, now: clock.now });
-    account = await insertAccount(unit.storage);
+    stack = await openChatStack(dialect, upstream(), clock);
+    conversations = stack.conversations;
+    chat = new ChatService({ models: stack.models, conversations, now: clock.now });
+    account = await insertAccount(stack.unit.storage);
   });
-  afterAll(async () => {
-    await registry.close();
-    await unit.close();
-  });
+  afterAll(() => stack.close());
 
   const request = (fields: Partial<ChatRequest>): ChatRequest => ({
     accountId: account.id,
@@ -115,7 +86,7 @@ describe.each(allDialects)('ChatService on $name', (dialect) => {
     expect(outcome).toMatchObject({ text: 'Echo: Hello there', finishReason: 'stop' });
     expect(outcome.model.name).toBe('unit-chat');
     expect(sentMessages()).toEqual([[user('Hello there')]]);
-    expect(upstream.requests[0]!.body).toMatchObject({ model: 'gpt-4o-mini', max_tokens: 256 });
+    expect(upstream().requests[0]!.body).toMatchObject({ model: 'gpt-4o-mini', max_tokens: 256 });
     const conversation = await conversations.get(account.id, outcome.conversationId!);
     expect(conversation).toMatchObject({ title: 'Hello there', messageCount: 2 });
     const stored = await storedMessages(conversation.id);
@@ -164,7 +135,7 @@ describe.each(allDialects)('ChatService on $name', (dialect) => {
   });
 
   it('streams a turn as start, its deltas in order, then end, and stores it once ended', async () => {
-    upstream.enqueue({ kind: 'reply', chunks: ['Hel', 'lo ', 'wor', 'ld'] });
+    upstream().enqueue({ kind: 'reply', chunks: ['Hel', 'lo ', 'wor', 'ld'] });
     const events = await collect(await chat.openStream(request({ messages: [user('greet')] })));
     expect(events.map((event) => event.type)).toEqual([
       'start',
@@ -203,7 +174,7 @@ describe.each(allDialects)('ChatService on $name', (dialect) => {
         request({ conversationId: conversation.id, messages: [user(words(25, word))] }),
       );
     }
-    upstream.reset();
+    upstream().reset();
     await chat.complete(request({ conversationId: conversation.id, messages: [user('last')] }));
     const sent = sentMessages()[0]!;
     const history = (await storedMessages(conversation.id)).slice(0, 6);
@@ -214,10 +185,10 @@ describe.each(allDialects)('ChatService on $name', (dialect) => {
   });
 
   it('falls back to the next model when the upstream fails, and stores that model', async () => {
-    upstream.enqueue({ kind: 'error', status: 500 });
+    upstream().enqueue({ kind: 'error', status: 500 });
     const outcome = await chat.complete(request({ messages: [user('are you there')] }));
     expect(outcome.model.name).toBe('unit-backup');
-    expect(upstream.requests.map((sent) => (sent.body as { model: string }).model)).toEqual([
+    expect(upstream().requests.map((sent) => (sent.body as { model: string }).model)).toEqual([
       'gpt-4o-mini',
       'gpt-4o',
     ]);
@@ -227,7 +198,7 @@ describe.each(allDialects)('ChatService on $name', (dialect) => {
 
   it('fails a turn the upstream cannot answer, leaving no conversation behind', async () => {
     const before = await conversationCount();
-    upstream.enqueue({ kind: 'error', status: 500 });
+    upstream().enqueue({ kind: 'error', status: 500 });
     const error = await appErrorOf(
       chat.complete(request({ model: 'unit-alone', messages: [user('hello?')] })),
     );
@@ -238,7 +209,7 @@ describe.each(allDialects)('ChatService on $name', (dialect) => {
 
   it('ends a stream cut mid-answer with an error event, storing nothing', async () => {
     const before = await conversationCount();
-    upstream.enqueue({ kind: 'cut', afterChunks: 3 });
+    upstream().enqueue({ kind: 'cut', afterChunks: 3 });
     const events = await collect(
       await chat.openStream(
         request({ model: 'unit-alone', messages: [user('one two three four five six')] }),
@@ -272,6 +243,6 @@ describe.each(allDialects)('ChatService on $name', (dialect) => {
       chat.complete(request({ conversationId: 'conv_missing', messages: [user('hi')] })),
     );
     expect(unknown).toMatchObject({ code: 'not_found', status: 404 });
-    expect(upstream.requests).toHaveLength(0);
+    expect(upstream().requests).toHaveLength(0);
   });
 });

@@ -2,11 +2,19 @@
 // served by the fake upstream (../fake-upstream.ts: real HTTP in OpenAI's wire format). Every
 // model tries once (no retries), so a scripted failure is answered at once.
 import type { Logger } from 'pino';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { AppConfig } from '../../../src/config/config.js';
 import type { LoadConfigOptions } from '../../../src/config/load-config.js';
 import { NodeLlamaEngine } from '../../../src/models/local/local-engine.js';
 import { ModelRegistry } from '../../../src/models/model-registry.js';
 import { SpeechEngines } from '../../../src/models/speech/speech-engines.js';
+import { ConversationService } from '../../../src/conversations/conversation-service.js';
+import { ConversationsRepository } from '../../../src/storage/repositories/conversations.repository.js';
+import { TemplateCatalog } from '../../../src/templates/template-catalog.js';
+import type { DialectUnderTest } from '../dialects.js';
+import { startFakeUpstream, type FakeUpstream } from '../fake-upstream.js';
+import type { TestClock } from './clock.js';
+import { openUnitStorage, type UnitStorage } from './storage.js';
 
 /** The key the models send upstream, and the variable the configuration reads it from. */
 export const unitUpstreamKey = 'sk-unit-upstream-key-0123456789';
@@ -66,5 +74,54 @@ export async function unitModelRegistry(config: AppConfig, logger: Logger): Prom
       await localEngine.close();
       await speechEngines.close();
     },
+  };
+}
+
+export interface ChatStack {
+  unit: UnitStorage;
+  models: ModelRegistry;
+  conversations: ConversationService;
+  close(): Promise<void>;
+}
+
+/** Storage of `dialect`, the registry over `upstream`'s models, and conversations, on `clock`. */
+export async function openChatStack(
+  dialect: DialectUnderTest,
+  upstream: FakeUpstream,
+  clock: TestClock,
+): Promise<ChatStack> {
+  const unit = await openUnitStorage(dialect, {
+    env: unitUpstreamEnv,
+    overrides: unitModelCatalog(upstream.baseUrl),
+  });
+  const registry = await unitModelRegistry(unit.config, unit.logger);
+  const conversations = new ConversationService({
+    conversations: new ConversationsRepository(unit.storage.db),
+    models: registry.models,
+    templates: new TemplateCatalog(unit.config.templates),
+    now: clock.now,
+  });
+  return {
+    unit,
+    models: registry.models,
+    conversations,
+    async close() {
+      await registry.close();
+      await unit.close();
+    },
+  };
+}
+
+/** A fake upstream for the whole file, its script and records cleared before each test. */
+export function fakeUpstreamForFile(): () => FakeUpstream {
+  let upstream: FakeUpstream | undefined;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream({ requireApiKey: unitUpstreamKey });
+  });
+  afterAll(() => upstream?.close());
+  beforeEach(() => upstream?.reset());
+  return () => {
+    if (upstream === undefined) throw new Error('the fake upstream starts in beforeAll');
+    return upstream;
   };
 }
