@@ -521,6 +521,7 @@ async function wireServices(
     now,
     policyClock: overrides.now,
   });
+  closers.add('routing', () => routingModule.close());
   const routing = routingModule.service;
 
   return {

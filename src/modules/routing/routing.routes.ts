@@ -9,7 +9,8 @@ import { access } from '../../auth/scopes.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';
 import type { RoutingPolicy } from './policies.js';
-import type { RouteDecision, RoutingCaller, RoutingService } from './routing-service.js';
+import type { RouteDecision } from './decider.js';
+import type { RoutingService } from './routing-service.js';
 import {
   ClassifyIntentBody,
   DeletedPolicySchema,
@@ -23,7 +24,7 @@ import {
   RouteBody,
   RouteResponseSchema,
 } from './routing.schemas.js';
-import type { Intent } from './types.js';
+import type { Intent, RoutingCaller } from './types.js';
 
 export type RoutingPlugin = FastifyPluginCallback<
   Record<never, never>,

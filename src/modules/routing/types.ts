@@ -1,7 +1,31 @@
-// Domain types of routing: where a message can go, classified intents, and taught examples.
+// Domain types of routing: who asks and what, where a message can go, classified intents, and
+// taught examples.
+import type { Scope } from '../../auth/scopes.js';
 import type { ComplexityLevel, ComplexitySignals } from './complexity.js';
 import type { Entity } from './entities.js';
+import type { RoutingStrategy } from './model-selection.js';
 import type { IntentCategory } from './taxonomy.js';
+
+/** The key asking: policy conditions look at its tier and scopes. */
+export interface RoutingCaller {
+  readonly accountId: string;
+  readonly tier: string;
+  readonly scopes: readonly Scope[];
+}
+
+export interface HistoryTurn {
+  readonly role: string;
+  readonly content: string;
+}
+
+export interface RouteRequest {
+  readonly message: string;
+  readonly conversationId: string | null;
+  readonly history: readonly HistoryTurn[];
+  readonly preferredModels: readonly string[];
+  readonly strategy: RoutingStrategy | null;
+  readonly signal: AbortSignal;
+}
 
 export const routeTypes = ['agent', 'pipeline', 'model'] as const;
 export type RouteType = (typeof routeTypes)[number];
