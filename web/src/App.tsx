@@ -20,17 +20,17 @@ import { useAuth } from './auth';
 import { LoginPage } from './pages/LoginPage';
 
 const OverviewPage = lazy(() => import('./pages/OverviewPage'));
-const KeysPage = lazy(() => import('./pages/KeysPage'));
-const PlaygroundPage = lazy(() => import('./pages/PlaygroundPage'));
+const KeysPage = lazy(() => import('./pages/keys/KeysPage'));
+const PlaygroundPage = lazy(() => import('./pages/playground/PlaygroundPage'));
 const ConversationsPage = lazy(() => import('./pages/ConversationsPage'));
 const ConversationDetailPage = lazy(() => import('./pages/ConversationDetailPage'));
-const AgentsPage = lazy(() => import('./pages/AgentsPage'));
+const AgentsPage = lazy(() => import('./pages/agents/AgentsPage'));
 const PipelinesPage = lazy(() => import('./pages/PipelinesPage'));
-const PipelineEditorPage = lazy(() => import('./pages/PipelineEditorPage'));
+const PipelineEditorPage = lazy(() => import('./pages/pipeline-editor/PipelineEditorPage'));
 const ExecutionPage = lazy(() => import('./pages/ExecutionPage'));
-const KnowledgePage = lazy(() => import('./pages/KnowledgePage'));
-const RoutingPage = lazy(() => import('./pages/RoutingPage'));
-const VoicePage = lazy(() => import('./pages/VoicePage'));
+const KnowledgePage = lazy(() => import('./pages/knowledge/KnowledgePage'));
+const RoutingPage = lazy(() => import('./pages/routing/RoutingPage'));
+const VoicePage = lazy(() => import('./pages/voice/VoicePage'));
 const UsagePage = lazy(() => import('./pages/UsagePage'));
 
 const navigation = [

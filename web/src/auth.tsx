@@ -1,4 +1,5 @@
 // Who is logged in: the session from GET /v1/auth/me, login with a key and logout.
+import { useQueryClient } from '@tanstack/react-query';
 import {
   createContext,
   useCallback,
@@ -26,11 +27,17 @@ const AuthContext = createContext<AuthState | null>(null);
 export function AuthProvider({ children }: { children: ReactNode }) {
   const [principal, setPrincipal] = useState<Principal | null>(null);
   const [loading, setLoading] = useState(true);
+  const queryClient = useQueryClient();
 
-  const accept = useCallback((next: Principal | null) => {
-    setCsrfToken(next?.session?.csrf_token ?? null);
-    setPrincipal(next);
-  }, []);
+  // Whatever was read for the previous session is not shown to the next one.
+  const accept = useCallback(
+    (next: Principal | null) => {
+      setCsrfToken(next?.session?.csrf_token ?? null);
+      queryClient.clear();
+      setPrincipal(next);
+    },
+    [queryClient],
+  );
 
   useEffect(() => {
     let cancelled = false;

@@ -1,11 +1,14 @@
-// The dashboard's entry: theme (light and dark), session, routes; every page loads on demand.
+// The dashboard's entry: theme (light and dark), the server-state cache, session, routes; every page
+// loads on demand.
 import '@mantine/core/styles.css';
 import './theme.css';
 import { createTheme, localStorageColorSchemeManager, MantineProvider } from '@mantine/core';
+import { QueryClientProvider } from '@tanstack/react-query';
 import { setNonce } from 'get-nonce';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router';
+import { createQueryClient } from './api/query-client';
 import { App } from './App';
 import { AuthProvider } from './auth';
 
@@ -25,6 +28,8 @@ function styleNonce(): string {
 // react-remove-scroll (Mantine's modals and dropdowns) adds a <style> element; it takes the nonce here.
 setNonce(styleNonce());
 
+const queryClient = createQueryClient();
+
 const root = document.getElementById('root');
 if (root === null) throw new Error('#root is missing');
 createRoot(root).render(
@@ -35,11 +40,13 @@ createRoot(root).render(
       colorSchemeManager={localStorageColorSchemeManager({ key: 'platform-color-scheme' })}
       getStyleNonce={styleNonce}
     >
-      <BrowserRouter>
-        <AuthProvider>
-          <App />
-        </AuthProvider>
-      </BrowserRouter>
+      <QueryClientProvider client={queryClient}>
+        <BrowserRouter>
+          <AuthProvider>
+            <App />
+          </AuthProvider>
+        </BrowserRouter>
+      </QueryClientProvider>
     </MantineProvider>
   </StrictMode>,
 );

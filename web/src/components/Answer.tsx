@@ -14,7 +14,8 @@ import {
   Text,
   Title,
 } from '@mantine/core';
-import { lazy, Suspense, useEffect, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { lazy, Suspense } from 'react';
 import Markdown from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import { api, unwrap, type paths } from '../api/client';
@@ -23,9 +24,6 @@ const LayoutChart = lazy(() => import('./LayoutChart'));
 
 type LayoutResponse = paths['/v1/layout']['post']['responses'][200]['content']['application/json'];
 export type LayoutComponent = LayoutResponse['layout']['components'][number];
-
-type LayoutState =
-  { kind: 'pending' } | { kind: 'markdown' } | { kind: 'layout'; components: LayoutComponent[] };
 
 function MarkdownAnswer({ content }: { content: string }) {
   return (
@@ -171,30 +169,21 @@ function InlineMarkdown({ content }: { content: string }) {
 }
 
 export function Answer({ content, final }: { content: string; final: boolean }) {
-  const [state, setState] = useState<LayoutState>({ kind: 'pending' });
+  // The same text always lays out the same way: one request per answer text, however often shown.
+  const layout = useQuery({
+    queryKey: ['layout', content],
+    queryFn: async () =>
+      unwrap(await api.POST('/v1/layout', { body: { message: content } })).layout.components,
+    enabled: final,
+    staleTime: Infinity,
+    retry: false,
+  });
 
-  useEffect(() => {
-    if (!final) return;
-    let cancelled = false;
-    api
-      .POST('/v1/layout', { body: { message: content } })
-      .then((result) => {
-        const { layout } = unwrap(result);
-        if (!cancelled) setState({ kind: 'layout', components: layout.components });
-      })
-      .catch(() => {
-        // Feature switched off or any failure: the answer's Markdown is still shown.
-        if (!cancelled) setState({ kind: 'markdown' });
-      });
-    return () => {
-      cancelled = true;
-    };
-  }, [content, final]);
-
-  if (!final || state.kind !== 'layout') return <MarkdownAnswer content={content} />;
+  // While the answer streams, and when the layout cannot be had (feature off, any failure): Markdown.
+  if (!final || layout.data === undefined) return <MarkdownAnswer content={content} />;
   return (
     <Stack gap="xs" data-layout="components">
-      {state.components.map((component) => (
+      {layout.data.map((component) => (
         <LayoutPart key={component.id} component={component} />
       ))}
     </Stack>

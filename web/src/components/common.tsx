@@ -1,6 +1,7 @@
-// Small pieces every page uses: a page heading, an error alert, and a loader for data.
+// Small pieces every page uses: a page heading, an error alert, the latest action's error, and
+// seeding a form from server data.
 import { Alert, Stack, Title } from '@mantine/core';
-import { useCallback, useEffect, useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { errorMessage } from '../api/client';
 
 export function Page({ title, children }: { title: string; children: ReactNode }) {
@@ -30,35 +31,38 @@ export function ErrorAlert({
   );
 }
 
-/** Loads data on mount (and on `reload()`), keeping the error for display. */
-export function useLoad<T>(load: () => Promise<T>, dependencies: readonly unknown[] = []) {
-  const [data, setData] = useState<T | undefined>(undefined);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
-  const [generation, setGeneration] = useState(0);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
-  const run = useCallback(load, dependencies);
-  useEffect(() => {
-    let cancelled = false;
-    setLoading(true);
-    run()
-      .then((value) => {
-        if (!cancelled) {
-          setData(value);
-          setError(null);
-        }
-      })
-      .catch((reason: unknown) => {
-        if (!cancelled) setError(reason);
-      })
-      .finally(() => {
-        if (!cancelled) setLoading(false);
-      });
-    return () => {
-      cancelled = true;
-    };
-  }, [run, generation]);
-  return { data, error, loading, reload: () => setGeneration((value) => value + 1), setData };
+/**
+ * The error of whichever action ran last (by `submittedAt`), so that starting another action clears
+ * the message the previous one left, as one error area for several mutations.
+ */
+export function latestError(
+  ...actions: readonly { error: unknown; submittedAt: number }[]
+): unknown {
+  let latest: { error: unknown; submittedAt: number } | undefined;
+  for (const action of actions) {
+    if (latest === undefined || action.submittedAt > latest.submittedAt) latest = action;
+  }
+  return latest?.error ?? null;
+}
+
+/**
+ * Copies server data into a form's own state once per `key` (null: nothing to copy), from data fetched
+ * since the component started watching that key: an older cached copy could undo a save made since.
+ * Runs while rendering, as React advises for state that follows a prop, so no stale frame is painted.
+ */
+export function useSeed<T>(
+  key: string | null,
+  query: { data: T | undefined; isFetchedAfterMount: boolean },
+  apply: (data: T) => void,
+): void {
+  const [seeded, setSeeded] = useState<string | null>(null);
+  if (key === null) {
+    // Nothing selected: the next selection, even the same one again, is seeded anew.
+    if (seeded !== null) setSeeded(null);
+  } else if (key !== seeded && query.data !== undefined && query.isFetchedAfterMount) {
+    setSeeded(key);
+    apply(query.data);
+  }
 }
 
 export function formatDate(value: string | null | undefined): string {

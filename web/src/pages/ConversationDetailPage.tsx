@@ -11,61 +11,47 @@ import {
   Text,
   Title,
 } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { keys, queries } from '../api/queries';
 import { Answer } from '../components/Answer';
-import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
+import { ErrorAlert, Page, formatDate, latestError } from '../components/common';
 
 export default function ConversationDetailPage() {
   const { conversationId = '' } = useParams();
   const navigate = useNavigate();
   const path = { conversation_id: conversationId };
-  const conversation = useLoad(
-    async () => unwrap(await api.GET('/v1/conversations/{conversation_id}', { params: { path } })),
-    [conversationId],
-  );
-  const messages = useLoad(
-    async () =>
-      unwrap(
-        await api.GET('/v1/conversations/{conversation_id}/messages', {
-          params: { path, query: { limit: 100, offset: 0, order: 'asc' } },
-        }),
-      ),
-    [conversationId],
-  );
-  const feedback = useLoad(
-    async () =>
-      unwrap(await api.GET('/v1/conversations/{conversation_id}/feedback', { params: { path } })),
-    [conversationId],
-  );
-  const [error, setError] = useState<unknown>(null);
+  const queryClient = useQueryClient();
+  const conversation = useQuery(queries.conversation(conversationId));
+  const messages = useQuery(queries.conversationMessages(conversationId));
+  const feedback = useQuery(queries.conversationFeedback(conversationId));
   const [confirmDelete, setConfirmDelete] = useState(false);
 
-  async function setStatus(status: 'active' | 'archived') {
-    setError(null);
-    try {
+  const setStatus = useMutation({
+    mutationFn: async (status: 'active' | 'archived') =>
       unwrap(
         await api.PATCH('/v1/conversations/{conversation_id}', {
           params: { path },
           body: { status },
         }),
-      );
-      conversation.reload();
-    } catch (reason) {
-      setError(reason);
-    }
-  }
-
-  async function remove() {
-    try {
-      unwrap(await api.DELETE('/v1/conversations/{conversation_id}', { params: { path } }));
+      ),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.conversations }),
+  });
+  const remove = useMutation({
+    mutationFn: async () =>
+      unwrap(await api.DELETE('/v1/conversations/{conversation_id}', { params: { path } })),
+    onSuccess: () => {
       void navigate('/conversations');
-    } catch (reason) {
-      setError(reason);
-      setConfirmDelete(false);
-    }
-  }
+      for (const part of ['detail', 'messages', 'feedback']) {
+        queryClient.removeQueries({ queryKey: [...keys.conversations, part, conversationId] });
+      }
+      return queryClient.invalidateQueries({ queryKey: [...keys.conversations, 'list'] });
+    },
+    onError: () => setConfirmDelete(false),
+  });
+  const error = latestError(setStatus, remove);
 
   const totals = (messages.data?.messages ?? []).reduce(
     (sum, message) => ({
@@ -112,11 +98,11 @@ export default function ConversationDetailPage() {
                 Continue in playground
               </Button>
               {conversation.data.status === 'active' ? (
-                <Button variant="default" onClick={() => void setStatus('archived')}>
+                <Button variant="default" onClick={() => setStatus.mutate('archived')}>
                   Archive
                 </Button>
               ) : (
-                <Button variant="default" onClick={() => void setStatus('active')}>
+                <Button variant="default" onClick={() => setStatus.mutate('active')}>
                   Unarchive
                 </Button>
               )}
@@ -180,7 +166,7 @@ export default function ConversationDetailPage() {
             <Button variant="default" onClick={() => setConfirmDelete(false)}>
               Cancel
             </Button>
-            <Button color="red.9" onClick={() => void remove()}>
+            <Button color="red.9" onClick={() => remove.mutate()}>
               Delete
             </Button>
           </Group>

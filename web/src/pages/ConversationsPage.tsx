@@ -13,10 +13,11 @@ import {
   TextInput,
   UnstyledButton,
 } from '@mantine/core';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
+import { queries } from '../api/queries';
+import { ErrorAlert, Page, formatDate } from '../components/common';
 
 const pageSize = 20;
 
@@ -26,23 +27,17 @@ export default function ConversationsPage() {
   const [status, setStatus] = useState<'active' | 'archived' | 'all'>('active');
   const [order, setOrder] = useState<'desc' | 'asc'>('desc');
   const [page, setPage] = useState(1);
-  const list = useLoad(
-    async () =>
-      unwrap(
-        await api.GET('/v1/conversations', {
-          params: {
-            query: {
-              ...(userId.trim() === '' ? { all_users: true } : { user_id: userId.trim() }),
-              status,
-              order,
-              limit: pageSize,
-              offset: (page - 1) * pageSize,
-            },
-          },
-        }),
-      ),
-    [userId, status, order, page],
-  );
+  // The previous list stays on screen while the next filter's loads, as it always did.
+  const list = useQuery({
+    ...queries.conversations({
+      userId,
+      status,
+      order,
+      limit: pageSize,
+      offset: (page - 1) * pageSize,
+    }),
+    placeholderData: keepPreviousData,
+  });
   return (
     <Page title="Conversations">
       <Card withBorder>

@@ -1,20 +1,13 @@
 // One execution (agent or pipeline): input, output, error, and each stage's input, output and timing.
 import { Badge, Card, Code, Group, Stack, Text, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
 import { useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
+import { queries } from '../api/queries';
+import { ErrorAlert, Page, formatDate } from '../components/common';
 
 export default function ExecutionPage() {
   const { executionId = '' } = useParams();
-  const execution = useLoad(
-    async () =>
-      unwrap(
-        await api.GET('/v1/executions/{execution_id}', {
-          params: { path: { execution_id: executionId } },
-        }),
-      ),
-    [executionId],
-  );
+  const execution = useQuery(queries.execution(executionId));
   const record = execution.data?.execution;
   return (
     <Page title={`Execution ${executionId}`}>

@@ -1,17 +1,16 @@
 // Health, features, models with availability and reasons, and recent activity.
 import { Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
-import { api, unwrap } from '../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { queries } from '../api/queries';
 import { useAuth } from '../auth';
-import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
+import { ErrorAlert, Page, formatDate } from '../components/common';
 
 export default function OverviewPage() {
   const { hasScope } = useAuth();
-  const health = useLoad(async () => unwrap(await api.GET('/v1/health')));
-  const features = useLoad(async () => unwrap(await api.GET('/v1/features')));
-  const models = useLoad(async () => unwrap(await api.GET('/v1/models')));
-  const usage = useLoad(async () =>
-    hasScope('admin') ? unwrap(await api.GET('/v1/usage', { params: { query: {} } })) : null,
-  );
+  const health = useQuery(queries.health());
+  const features = useQuery(queries.features());
+  const models = useQuery(queries.models());
+  const usage = useQuery({ ...queries.usage(), enabled: hasScope('admin') });
 
   return (
     <Page title="Overview">

@@ -1,13 +1,12 @@
 // Pipelines of the account, each opening in the visual editor.
 import { Anchor, Button, Card, Group, Table, Text } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { ErrorAlert, Page, formatDate, useLoad } from '../components/common';
+import { queries } from '../api/queries';
+import { ErrorAlert, Page, formatDate } from '../components/common';
 
 export default function PipelinesPage() {
-  const pipelines = useLoad(async () =>
-    unwrap(await api.GET('/v1/pipelines', { params: { query: { limit: 100, offset: 0 } } })),
-  );
+  const pipelines = useQuery(queries.pipelines());
   return (
     <Page title="Pipelines">
       <Group>

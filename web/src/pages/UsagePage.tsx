@@ -10,9 +10,11 @@ import {
   Text,
   Title,
 } from '@mantine/core';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
-import { api, unwrap, type paths } from '../api/client';
-import { ErrorAlert, Page, useLoad } from '../components/common';
+import type { paths } from '../api/client';
+import { queries } from '../api/queries';
+import { ErrorAlert, Page } from '../components/common';
 
 const UsageCharts = lazy(() => import('../components/UsageCharts'));
 
@@ -72,23 +74,11 @@ export default function UsagePage() {
     'requests',
   );
   const [keyId, setKeyId] = useState<string | null>(null);
-  const usage = useLoad(
-    async () =>
-      unwrap(
-        await api.GET('/v1/usage', {
-          params: {
-            query: {
-              from: new Date(Date.now() - ranges[range]).toISOString(),
-              ...(keyId === null ? {} : { key_id: keyId }),
-            },
-          },
-        }),
-      ),
-    [range, keyId],
-  );
-  const keys = useLoad(async () =>
-    unwrap(await api.GET('/v1/api-keys', { params: { query: { limit: 100, offset: 0 } } })),
-  );
+  const usage = useQuery({
+    ...queries.usage({ sinceMs: ranges[range], keyId }),
+    placeholderData: keepPreviousData,
+  });
+  const keys = useQuery(queries.apiKeys({ limit: 100, offset: 0 }));
   const totals = usage.data?.totals;
   return (
     <Page title="Usage">

@@ -1,0 +1,136 @@
+// Saving the pipeline (a refusal is shown on the stage its `param` names) and running it, following
+// the run's stages live through the execution's event stream.
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type Dispatch, type SetStateAction } from 'react';
+import { useNavigate } from 'react-router';
+import { api, ApiCallError, unwrap } from '../../api/client';
+import { keys, queries } from '../../api/queries';
+import { latestError } from '../../components/common';
+import { orderedStages, pipelineBody, type StageNode } from './stages';
+
+export interface RunState {
+  executionId: string;
+  status: string;
+  output: unknown;
+}
+
+interface ExecutionEvent {
+  type: string;
+  stage?: string;
+  status?: string;
+  output?: unknown;
+}
+
+interface Draft {
+  pipelineId: string | undefined;
+  name: string;
+  description: string;
+  nodes: StageNode[];
+  setNodes: Dispatch<SetStateAction<StageNode[]>>;
+}
+
+/** A save-time error names its stage in `param` (stages[2].input_mapping.query). */
+function refusedStage(reason: unknown, ordered: StageNode[]): StageNode | undefined {
+  const param = reason instanceof ApiCallError ? reason.param : null;
+  const index = param === null ? undefined : /^stages\[(\d+)\]/.exec(param)?.[1];
+  return index === undefined ? undefined : ordered[Number(index)];
+}
+
+export function usePipelineActions(draft: Draft) {
+  const { pipelineId, name, description, nodes, setNodes } = draft;
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [saved, setSaved] = useState<string | null>(null);
+  const [runState, setRunState] = useState<RunState | null>(null);
+
+  const markStages = (update: (node: StageNode) => Partial<StageNode['data']>) =>
+    setNodes((current) =>
+      current.map((node) => ({ ...node, data: { ...node.data, ...update(node) } })),
+    );
+
+  /** Saves and answers the pipeline's id; a refusal is also shown on the stage it names. */
+  async function savePipeline(): Promise<string> {
+    setSaved(null);
+    const ordered = orderedStages(nodes);
+    const body = pipelineBody(name, description, ordered);
+    try {
+      let id = pipelineId;
+      if (id === undefined) {
+        id = unwrap(await api.POST('/v1/pipelines', { body })).id;
+        void navigate(`/pipelines/${id}`, { replace: true });
+      } else {
+        const path = { pipeline_id: id };
+        unwrap(await api.PATCH('/v1/pipelines/{pipeline_id}', { params: { path }, body }));
+        markStages(() => ({ error: null }));
+      }
+      setSaved('Saved.');
+      void queryClient.invalidateQueries({ queryKey: keys.pipelines });
+      return id;
+    } catch (reason) {
+      const target = refusedStage(reason, ordered);
+      if (target !== undefined) {
+        const message = (reason as Error).message;
+        markStages((node) => ({ error: node.id === target.id ? message : null }));
+      }
+      throw reason;
+    }
+  }
+
+  function follow(id: string, executionId: string) {
+    const executions = queries.pipelineExecutions(id).queryKey;
+    void queryClient.invalidateQueries({ queryKey: executions });
+    const source = new EventSource(`/v1/executions/${executionId}/events`, {
+      withCredentials: true,
+    });
+    source.onmessage = (message: MessageEvent<string>) => {
+      const event = JSON.parse(message.data) as ExecutionEvent;
+      if (event.type === 'stage-start' || event.type === 'stage-end') {
+        const status = event.type === 'stage-start' ? 'running' : (event.status ?? 'completed');
+        setNodes((current) =>
+          current.map((node) =>
+            node.data.name === event.stage ? { ...node, data: { ...node.data, status } } : node,
+          ),
+        );
+      } else if (event.type === 'execution-end') {
+        setRunState({
+          executionId,
+          status: event.status ?? 'completed',
+          output: event.output ?? null,
+        });
+        source.close();
+        void queryClient.invalidateQueries({ queryKey: executions });
+      }
+    };
+    source.onerror = () => source.close();
+  }
+
+  const save = useMutation({ mutationFn: savePipeline });
+  const run = useMutation({
+    mutationFn: async (runInput: string) => {
+      let inputs: Record<string, unknown>;
+      try {
+        inputs = JSON.parse(runInput) as Record<string, unknown>;
+      } catch {
+        throw new Error('The run inputs are not valid JSON.');
+      }
+      const id = await savePipeline();
+      const started = unwrap(
+        await api.POST('/v1/pipelines/{pipeline_id}/execute', {
+          params: { path: { pipeline_id: id } },
+          body: { ...inputs, async: true } as never,
+        }),
+      );
+      setRunState({ executionId: started.execution_id, status: 'running', output: null });
+      markStages(() => ({ status: 'pending' }));
+      follow(id, started.execution_id);
+    },
+  });
+
+  return {
+    saved,
+    runState,
+    error: latestError(save, run),
+    save: () => save.mutate(),
+    run: run.mutate,
+  };
+}
