@@ -18,7 +18,11 @@ import {
 } from '../agents/structure/engine.js';
 import { AppError } from '../errors/app-error.js';
 import { parseLargeBody } from '../validation/input-values.js';
-import { detectEntities, type Entity } from '../modules/routing/entities.js';
+import {
+  detectEntities,
+  prepareEntityDetection,
+  type Entity,
+} from '../modules/routing/entities.js';
 import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text.js';
 import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
 
@@ -111,6 +115,9 @@ export interface EntitiesTask {
 
 /** Every entity of a message, names included (compromise's tagger is the costly step). */
 export function entities(task: TaskEnvelope<EntitiesTask>): TaskResult<Entity[]> {
+  // Before the task says it started: the one-time load is not the message's to pay within its
+  // deadline (on a busy machine it alone took longer than the 2 s a short message is given).
+  prepareEntityDetection();
   return settle(task, (input) =>
     detectEntities(input.message, new Date(input.now), { names: true }),
   );

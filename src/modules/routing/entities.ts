@@ -34,6 +34,23 @@ const require = createRequire(import.meta.url);
 let libraries:
   { chrono: typeof Chrono; nlp: typeof Compromise; linkify: Linkify.LinkifyIt } | undefined;
 
+let prepared = false;
+
+/**
+ * Loads the libraries and runs the tagger once on a sentence of every kind, so that a first
+ * message does not pay for it (about a second: compromise builds its lexicon on first use). The
+ * text threads call it before a task's deadline starts: the cost is the thread's, once, whatever
+ * the message.
+ */
+export function prepareEntityDetection(): void {
+  if (prepared) return;
+  detectEntities(
+    'Ada Lovelace wrote to ada@example.com from London on 5 June 1843 about $20.',
+    new Date(0),
+  );
+  prepared = true;
+}
+
 function entityLibraries(): NonNullable<typeof libraries> {
   if (libraries === undefined) {
     const { LinkifyIt } = require('linkify-it') as typeof Linkify;
