@@ -92,8 +92,11 @@ export class SessionService {
             maxSize: 32 * 1024 * 1024,
             sizeCalculation: () => cachedSessionBytes,
             ttl: options.cacheTtlMs,
-            // Entries age by the service's clock (a test's too), not a separate one.
+            // Entries age by the service's clock (a test's too), not a separate one, read at
+            // each lookup (lru-cache otherwise reuses a reading for a millisecond: a revocation
+            // seen through a moved clock could be missed).
             perf: { now: () => this.now() },
+            ttlResolution: 0,
           })
         : null;
   }

@@ -10,12 +10,11 @@ export class TestClock {
   }
 
   /**
-   * Moves the clock, then lets one timer turn pass: lru-cache (the key and session caches) reuses
-   * its last clock reading for a millisecond of real time (its `ttlResolution`), so a cache read
-   * in the same instant as the move would still see the old time.
+   * Moves the clock. The key and session caches read it at every lookup (ttlResolution 0), so a
+   * read in the same instant as the move sees the new time (async: callers await it).
    */
-  async advance(ms: number): Promise<void> {
+  advance(ms: number): Promise<void> {
     this.ms += ms;
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    return Promise.resolve();
   }
 }
