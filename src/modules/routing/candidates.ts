@@ -2,7 +2,6 @@
 // agent types) and the catalog's chat models, and how a target is found, named and checked against
 // the policies that apply to a message.
 import type { Agent } from '../../agents/agent.js';
-import type { AgentCatalog } from '../../agents/agent-catalog.js';
 import type { AgentService } from '../../agents/agent-service.js';
 import type { ModelDefinition } from '../../config/config.js';
 import { InvalidParameterError } from '../../errors/app-error.js';
@@ -14,10 +13,15 @@ import { wordsOf } from './text-features.js';
 import { taxonomy, type IntentCategory } from './taxonomy.js';
 import { routeKey, type RouteTarget, type RouteType } from './types.js';
 
+/** The agent types and what each can do, as the agent catalog lists them. */
+export interface AgentTypeList {
+  list(): readonly { readonly id: string; readonly capabilities: readonly string[] }[];
+}
+
 /** What routing reads of the agents and pipelines areas. */
 export interface CandidateSources {
   readonly agents: Pick<AgentService, 'list'>;
-  readonly agentCatalog: Pick<AgentCatalog, 'list'>;
+  readonly agentCatalog: AgentTypeList;
   readonly pipelines: Pick<PipelineService, 'list'>;
 }
 
@@ -79,7 +83,7 @@ export async function loadCandidates(
   accountId: string,
 ): Promise<Candidates> {
   const capabilitiesOf = new Map(
-    sources.agentCatalog.list().map((type) => [type.id as string, type.capabilities]),
+    sources.agentCatalog.list().map((type) => [type.id, type.capabilities]),
   );
   const agents = await accountAgents(sources, accountId);
   const pipelines = await accountPipelines(sources, accountId);
