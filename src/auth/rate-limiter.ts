@@ -92,7 +92,11 @@ export interface AccountSubject {
 
 export class RateLimiter {
   private readonly limiters = new Map<string, TierLimiters>();
-  private readonly accountLimiters = new Map<string, TierLimiters>();
+  /**
+   * The accounts' counters, one pair for every tier: a tier only says where a count is refused,
+   * so an account whose tier changes keeps its count (in memory as in Redis).
+   */
+  private accountCounters: Pick<TierLimiters, 'minute' | 'day'> | undefined;
 
   /**
    * `accountTiers`: per tier, the ceiling of an account of that tier; without it no account
@@ -176,7 +180,7 @@ export class RateLimiter {
         state('key', 'day', limiters.tier.perDay, dayBack),
       ] as const;
     };
-    const accountMinute = await this.tryConsume(ceiling.minute, account.id);
+    const accountMinute = await this.tryConsume(ceiling.minute, account.id, ceiling.tier.perMinute);
     if (!accountMinute.allowed) {
       const [keyBack, accountDay] = await Promise.all([refundKey(), ceiling.day.get(account.id)]);
       return this.refused(
@@ -188,7 +192,7 @@ export class RateLimiter {
         2,
       );
     }
-    const accountDay = await this.tryConsume(ceiling.day, account.id);
+    const accountDay = await this.tryConsume(ceiling.day, account.id, ceiling.tier.perDay);
     if (!accountDay.allowed) {
       const [keyBack, accountMinuteBack] = await Promise.all([
         refundKey(),
@@ -260,12 +264,16 @@ export class RateLimiter {
     };
   }
 
+  /** One request counted; refused past the limiter's points, or past `limit` when given. */
   private async tryConsume(
     limiter: RateLimiterAbstract,
     subject: string,
+    limit?: number,
   ): Promise<{ allowed: boolean; result: RateLimiterRes }> {
     try {
-      return { allowed: true, result: await limiter.consume(subject, 1) };
+      const result = await limiter.consume(subject, 1);
+      // As the library counts a refused request, so does a refusal by `limit`.
+      return { allowed: limit === undefined || result.consumedPoints <= limit, result };
     } catch (rejection) {
       // rate-limiter-flexible rejects with a RateLimiterRes when the window is full, and with an
       // Error when the store fails (the insurance limiter has already been tried by then).
@@ -289,24 +297,34 @@ export class RateLimiter {
   }
 
   /**
-   * The ceiling of `account`: its tier's, else the key's tier's. Its counters do not depend on the
-   * tier, so an account whose tier changes keeps its count.
+   * The ceiling of `account`: its tier's, else the key's tier's, over the counters every tier
+   * shares (their limiters refuse only past the largest ceiling; `consume` checks the tier's).
    */
   private accountLimitersFor(account: AccountSubject, keyTier: string): TierLimiters | undefined {
     const tiers = this.accountTiers;
     if (tiers === undefined || account.tier === null) return undefined;
     const tierName = Object.hasOwn(tiers, account.tier) ? account.tier : keyTier;
     if (!Object.hasOwn(tiers, tierName)) return undefined;
-    const existing = this.accountLimiters.get(tierName);
-    if (existing !== undefined) return existing;
-    const tier = tiers[tierName]!;
-    const created: TierLimiters = {
-      tier,
-      minute: this.createLimiter(`${this.keyPrefix}:account:minute`, 'minute', tier.perMinute),
-      day: this.createLimiter(`${this.keyPrefix}:account:day`, 'day', tier.perDay),
+    this.accountCounters ??= this.createAccountCounters(Object.values(tiers));
+    return { tier: tiers[tierName]!, ...this.accountCounters };
+  }
+
+  private createAccountCounters(
+    tiers: readonly RateLimitTier[],
+  ): Pick<TierLimiters, 'minute' | 'day'> {
+    const most = (window: (tier: RateLimitTier) => number) => Math.max(...tiers.map(window));
+    return {
+      minute: this.createLimiter(
+        `${this.keyPrefix}:account:minute`,
+        'minute',
+        most((tier) => tier.perMinute),
+      ),
+      day: this.createLimiter(
+        `${this.keyPrefix}:account:day`,
+        'day',
+        most((tier) => tier.perDay),
+      ),
     };
-    this.accountLimiters.set(tierName, created);
-    return created;
   }
 
   private createLimiter(
