@@ -1,6 +1,7 @@
 // The learned router's in-memory index of one account's taught examples: TF-IDF vectors scored
 // against each route's centroid (words, word pairs and character n-grams) and against the nearest
 // taught examples (words and word pairs), updated one example at a time — online, no retraining.
+import { Postings } from './postings.js';
 import { groupedFrequencies, type SparseVector } from './text-features.js';
 
 export interface RouterIndexOptions {
@@ -56,40 +57,6 @@ interface Document {
   features: { all: SparseVector; words: SparseVector } | null;
   readonly embedding: Float32Array | null;
   active: boolean;
-}
-
-/** A growable list of (slot, weight) pairs. */
-class Postings {
-  slots = new Int32Array(2);
-  weights = new Float32Array(2);
-  length = 0;
-
-  push(slot: number, weight: number): void {
-    if (this.length === this.slots.length) {
-      const slots = new Int32Array(this.length * 2);
-      slots.set(this.slots);
-      this.slots = slots;
-      const weights = new Float32Array(this.length * 2);
-      weights.set(this.weights);
-      this.weights = weights;
-    }
-    this.slots[this.length] = slot;
-    this.weights[this.length] = weight;
-    this.length += 1;
-  }
-
-  /** Adds `weight` to the entry of `slot` (routes: at most a few hundred entries per list). */
-  addTo(slot: number, weight: number): number {
-    for (let index = 0; index < this.length; index += 1) {
-      if (this.slots[index] === slot) {
-        const before = this.weights[index]!;
-        this.weights[index] = before + weight;
-        return before;
-      }
-    }
-    this.push(slot, weight);
-    return 0;
-  }
 }
 
 export class RouterIndex {
