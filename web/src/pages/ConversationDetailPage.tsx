@@ -14,10 +14,114 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
+import { api, unwrap, type paths } from '../api/client';
 import { keys, queries } from '../api/queries';
 import { Answer } from '../components/Answer';
 import { ErrorAlert, Page, formatDate, latestError } from '../components/common';
+
+type Conversation =
+  paths['/v1/conversations/{conversation_id}']['get']['responses'][200]['content']['application/json'];
+type Message =
+  paths['/v1/conversations/{conversation_id}/messages']['get']['responses'][200]['content']['application/json']['messages'][number];
+
+/** Who and what the conversation is, its status, and what can be done with it. */
+function ConversationHeader({
+  conversation,
+  onStatus,
+  onDelete,
+}: {
+  conversation: Conversation;
+  onStatus: (status: 'active' | 'archived') => void;
+  onDelete: () => void;
+}) {
+  return (
+    <Card withBorder>
+      <Group justify="space-between">
+        <Stack gap={2}>
+          <Text size="sm">
+            <code>{conversation.id}</code> · user {conversation.user_id ?? '—'} · model{' '}
+            {conversation.model ?? 'default'} · created {formatDate(conversation.created_at)}
+          </Text>
+          <Group gap="xs">
+            <Badge variant="filled" color={conversation.status === 'active' ? 'teal.9' : 'gray.8'}>
+              {conversation.status}
+            </Badge>
+            {conversation.template && (
+              <Badge variant="filled" color="gray.8">
+                template {conversation.template}
+              </Badge>
+            )}
+          </Group>
+        </Stack>
+        <Group>
+          <Button
+            component={Link}
+            to={`/playground?conversation=${conversation.id}`}
+            variant="default"
+          >
+            Continue in playground
+          </Button>
+          {conversation.status === 'active' ? (
+            <Button variant="default" onClick={() => onStatus('archived')}>
+              Archive
+            </Button>
+          ) : (
+            <Button variant="default" onClick={() => onStatus('active')}>
+              Unarchive
+            </Button>
+          )}
+          <Button color="red.9" variant="outline" onClick={onDelete}>
+            Delete
+          </Button>
+        </Group>
+      </Group>
+    </Card>
+  );
+}
+
+/** Answers, tokens and mean latency over the messages shown. */
+function UsageCard({ messages }: { messages: readonly Message[] }) {
+  const totals = messages.reduce(
+    (sum, message) => ({
+      tokens: sum.tokens + (message.usage?.total_tokens ?? 0),
+      latency: sum.latency + (message.latency_ms ?? 0),
+      answers: sum.answers + (message.role === 'assistant' ? 1 : 0),
+    }),
+    { tokens: 0, latency: 0, answers: 0 },
+  );
+  return (
+    <Card withBorder>
+      <Title order={3} size="h4">
+        Usage
+      </Title>
+      <Text size="sm">
+        {totals.answers} answers · {totals.tokens} tokens · average latency{' '}
+        {totals.answers === 0 ? '—' : `${Math.round(totals.latency / totals.answers)} ms`}
+      </Text>
+    </Card>
+  );
+}
+
+function MessageView({ message }: { message: Message }) {
+  return (
+    <Paper withBorder p="sm">
+      <Group gap="xs" mb={4}>
+        <Title order={3} size="h6">
+          {message.role}
+        </Title>
+        {message.model && <Text size="xs">{message.model}</Text>}
+        {message.usage && <Text size="xs">{message.usage.total_tokens} tokens</Text>}
+        {message.latency_ms !== null && <Text size="xs">{message.latency_ms} ms</Text>}
+        <Text size="xs">{formatDate(message.created_at)}</Text>
+      </Group>
+      {message.role === 'assistant' ? (
+        <Answer content={message.content} final />
+      ) : (
+        <Text style={{ whiteSpace: 'pre-wrap' }}>{message.content}</Text>
+      )}
+    </Paper>
+  );
+}
 
 export default function ConversationDetailPage() {
   const { conversationId = '' } = useParams();
@@ -53,76 +157,19 @@ export default function ConversationDetailPage() {
   });
   const error = latestError(setStatus, remove);
 
-  const totals = (messages.data?.messages ?? []).reduce(
-    (sum, message) => ({
-      tokens: sum.tokens + (message.usage?.total_tokens ?? 0),
-      latency: sum.latency + (message.latency_ms ?? 0),
-      answers: sum.answers + (message.role === 'assistant' ? 1 : 0),
-    }),
-    { tokens: 0, latency: 0, answers: 0 },
-  );
-
   return (
     <Page title={conversation.data?.title || 'Conversation'}>
       <ErrorAlert error={conversation.error ?? messages.error} />
       <ErrorAlert error={error} />
       {conversation.data && (
-        <Card withBorder>
-          <Group justify="space-between">
-            <Stack gap={2}>
-              <Text size="sm">
-                <code>{conversation.data.id}</code> · user {conversation.data.user_id ?? '—'} ·
-                model {conversation.data.model ?? 'default'} · created{' '}
-                {formatDate(conversation.data.created_at)}
-              </Text>
-              <Group gap="xs">
-                <Badge
-                  variant="filled"
-                  color={conversation.data.status === 'active' ? 'teal.9' : 'gray.8'}
-                >
-                  {conversation.data.status}
-                </Badge>
-                {conversation.data.template && (
-                  <Badge variant="filled" color="gray.8">
-                    template {conversation.data.template}
-                  </Badge>
-                )}
-              </Group>
-            </Stack>
-            <Group>
-              <Button
-                component={Link}
-                to={`/playground?conversation=${conversation.data.id}`}
-                variant="default"
-              >
-                Continue in playground
-              </Button>
-              {conversation.data.status === 'active' ? (
-                <Button variant="default" onClick={() => setStatus.mutate('archived')}>
-                  Archive
-                </Button>
-              ) : (
-                <Button variant="default" onClick={() => setStatus.mutate('active')}>
-                  Unarchive
-                </Button>
-              )}
-              <Button color="red.9" variant="outline" onClick={() => setConfirmDelete(true)}>
-                Delete
-              </Button>
-            </Group>
-          </Group>
-        </Card>
+        <ConversationHeader
+          conversation={conversation.data}
+          onStatus={(status) => setStatus.mutate(status)}
+          onDelete={() => setConfirmDelete(true)}
+        />
       )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
-        <Card withBorder>
-          <Title order={3} size="h4">
-            Usage
-          </Title>
-          <Text size="sm">
-            {totals.answers} answers · {totals.tokens} tokens · average latency{' '}
-            {totals.answers === 0 ? '—' : `${Math.round(totals.latency / totals.answers)} ms`}
-          </Text>
-        </Card>
+        <UsageCard messages={messages.data?.messages ?? []} />
         <Card withBorder>
           <Title order={3} size="h4">
             Feedback
@@ -137,22 +184,7 @@ export default function ConversationDetailPage() {
       </SimpleGrid>
       <Stack>
         {messages.data?.messages.map((message) => (
-          <Paper key={message.id} withBorder p="sm">
-            <Group gap="xs" mb={4}>
-              <Title order={3} size="h6">
-                {message.role}
-              </Title>
-              {message.model && <Text size="xs">{message.model}</Text>}
-              {message.usage && <Text size="xs">{message.usage.total_tokens} tokens</Text>}
-              {message.latency_ms !== null && <Text size="xs">{message.latency_ms} ms</Text>}
-              <Text size="xs">{formatDate(message.created_at)}</Text>
-            </Group>
-            {message.role === 'assistant' ? (
-              <Answer content={message.content} final />
-            ) : (
-              <Text style={{ whiteSpace: 'pre-wrap' }}>{message.content}</Text>
-            )}
-          </Paper>
+          <MessageView key={message.id} message={message} />
         ))}
       </Stack>
       <Modal

@@ -5,128 +5,149 @@ import { queries } from '../api/queries';
 import { useAuth } from '../auth';
 import { ErrorAlert, Page, formatDate } from '../components/common';
 
-export default function OverviewPage() {
-  const { hasScope } = useAuth();
+function HealthCard() {
   const health = useQuery(queries.health());
-  const features = useQuery(queries.features());
-  const models = useQuery(queries.models());
-  const usage = useQuery({ ...queries.usage(), enabled: hasScope('admin') });
-
   return (
-    <Page title="Overview">
-      <SimpleGrid cols={{ base: 1, md: 2 }}>
-        <Card withBorder>
-          <Title order={3} size="h4" mb="xs">
-            Health
-          </Title>
-          <ErrorAlert error={health.error} />
-          {health.data && (
-            <Stack gap={4}>
-              <Group>
-                <Badge color={health.data.status === 'ok' ? 'teal.9' : 'red.9'} variant="filled">
-                  {health.data.status}
-                </Badge>
-                <Text size="sm">
-                  {health.data.service} {health.data.version}
-                </Text>
-              </Group>
-              <Text size="sm">Database: {health.data.checks.database}</Text>
-              <Text size="sm">Redis: {health.data.checks.redis}</Text>
-            </Stack>
-          )}
-        </Card>
-        <Card withBorder>
-          <Title order={3} size="h4" mb="xs">
-            Features
-          </Title>
-          <ErrorAlert error={features.error} />
-          <Group gap="xs">
-            {features.data &&
-              features.data.features.map((feature) => (
-                <Badge
-                  key={feature.name}
-                  variant="filled"
-                  color={feature.enabled ? 'teal.9' : 'gray.8'}
-                  title={feature.description}
-                >
-                  {feature.name}: {feature.enabled ? 'on' : 'off'}
-                </Badge>
-              ))}
+    <Card withBorder>
+      <Title order={3} size="h4" mb="xs">
+        Health
+      </Title>
+      <ErrorAlert error={health.error} />
+      {health.data && (
+        <Stack gap={4}>
+          <Group>
+            <Badge color={health.data.status === 'ok' ? 'teal.9' : 'red.9'} variant="filled">
+              {health.data.status}
+            </Badge>
+            <Text size="sm">
+              {health.data.service} {health.data.version}
+            </Text>
           </Group>
-        </Card>
-      </SimpleGrid>
-      <Card withBorder>
-        <Title order={3} size="h4" mb="xs">
-          Models
-        </Title>
-        <ErrorAlert error={models.error} />
+          <Text size="sm">Database: {health.data.checks.database}</Text>
+          <Text size="sm">Redis: {health.data.checks.redis}</Text>
+        </Stack>
+      )}
+    </Card>
+  );
+}
+
+function FeaturesCard() {
+  const features = useQuery(queries.features());
+  return (
+    <Card withBorder>
+      <Title order={3} size="h4" mb="xs">
+        Features
+      </Title>
+      <ErrorAlert error={features.error} />
+      <Group gap="xs">
+        {features.data &&
+          features.data.features.map((feature) => (
+            <Badge
+              key={feature.name}
+              variant="filled"
+              color={feature.enabled ? 'teal.9' : 'gray.8'}
+              title={feature.description}
+            >
+              {feature.name}: {feature.enabled ? 'on' : 'off'}
+            </Badge>
+          ))}
+      </Group>
+    </Card>
+  );
+}
+
+/** The catalog's models, and why each one that is not available is not. */
+function ModelsCard() {
+  const models = useQuery(queries.models());
+  return (
+    <Card withBorder>
+      <Title order={3} size="h4" mb="xs">
+        Models
+      </Title>
+      <ErrorAlert error={models.error} />
+      <Table.ScrollContainer minWidth={600}>
+        <Table striped>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Provider</Table.Th>
+              <Table.Th>Type</Table.Th>
+              <Table.Th>Available</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {models.data?.models.map((model) => (
+              <Table.Tr key={model.name}>
+                <Table.Td>{model.display_name}</Table.Td>
+                <Table.Td>{model.provider}</Table.Td>
+                <Table.Td>{model.type}</Table.Td>
+                <Table.Td>
+                  {model.available ? 'yes' : `no — ${model.unavailable_reason ?? 'unknown reason'}`}
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+    </Card>
+  );
+}
+
+/** The latest requests and runs of the account (usage is for admin keys). */
+function RecentActivityCard() {
+  const { hasScope } = useAuth();
+  const usage = useQuery({ ...queries.usage(), enabled: hasScope('admin') });
+  return (
+    <Card withBorder>
+      <Title order={3} size="h4" mb="xs">
+        Recent activity
+      </Title>
+      {!hasScope('admin') && <Text size="sm">Recent activity needs an admin key.</Text>}
+      <ErrorAlert error={usage.error} />
+      {usage.data && usage.data.recent_activity.length === 0 && <Text size="sm">Nothing yet.</Text>}
+      {usage.data && usage.data.recent_activity.length > 0 && (
         <Table.ScrollContainer minWidth={600}>
-          <Table striped>
+          <Table>
             <Table.Thead>
               <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Provider</Table.Th>
-                <Table.Th>Type</Table.Th>
-                <Table.Th>Available</Table.Th>
+                <Table.Th>When</Table.Th>
+                <Table.Th>What</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Tokens</Table.Th>
+                <Table.Th>Latency</Table.Th>
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
-              {models.data?.models.map((model) => (
-                <Table.Tr key={model.name}>
-                  <Table.Td>{model.display_name}</Table.Td>
-                  <Table.Td>{model.provider}</Table.Td>
-                  <Table.Td>{model.type}</Table.Td>
+              {usage.data.recent_activity.map((item) => (
+                <Table.Tr key={item.id}>
+                  <Table.Td>{formatDate(item.created_at)}</Table.Td>
                   <Table.Td>
-                    {model.available
-                      ? 'yes'
-                      : `no — ${model.unavailable_reason ?? 'unknown reason'}`}
+                    {item.source === 'chat'
+                      ? `chat with ${item.model ?? 'a model'}`
+                      : `${item.source} run ${item.id}`}
                   </Table.Td>
+                  <Table.Td>{item.status}</Table.Td>
+                  <Table.Td>{item.total_tokens}</Table.Td>
+                  <Table.Td>{item.latency_ms === null ? '—' : `${item.latency_ms} ms`}</Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>
           </Table>
         </Table.ScrollContainer>
-      </Card>
-      <Card withBorder>
-        <Title order={3} size="h4" mb="xs">
-          Recent activity
-        </Title>
-        {!hasScope('admin') && <Text size="sm">Recent activity needs an admin key.</Text>}
-        <ErrorAlert error={usage.error} />
-        {usage.data && usage.data.recent_activity.length === 0 && (
-          <Text size="sm">Nothing yet.</Text>
-        )}
-        {usage.data && usage.data.recent_activity.length > 0 && (
-          <Table.ScrollContainer minWidth={600}>
-            <Table>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>When</Table.Th>
-                  <Table.Th>What</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Tokens</Table.Th>
-                  <Table.Th>Latency</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {usage.data.recent_activity.map((item) => (
-                  <Table.Tr key={item.id}>
-                    <Table.Td>{formatDate(item.created_at)}</Table.Td>
-                    <Table.Td>
-                      {item.source === 'chat'
-                        ? `chat with ${item.model ?? 'a model'}`
-                        : `${item.source} run ${item.id}`}
-                    </Table.Td>
-                    <Table.Td>{item.status}</Table.Td>
-                    <Table.Td>{item.total_tokens}</Table.Td>
-                    <Table.Td>{item.latency_ms === null ? '—' : `${item.latency_ms} ms`}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
-      </Card>
+      )}
+    </Card>
+  );
+}
+
+export default function OverviewPage() {
+  return (
+    <Page title="Overview">
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <HealthCard />
+        <FeaturesCard />
+      </SimpleGrid>
+      <ModelsCard />
+      <RecentActivityCard />
     </Page>
   );
 }

@@ -68,92 +68,117 @@ function UsageTable({
 
 const ranges = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
 
-export default function UsagePage() {
-  const [range, setRange] = useState<keyof typeof ranges>('7d');
-  const [metric, setMetric] = useState<'requests' | 'total_tokens' | 'average_latency_ms'>(
-    'requests',
+type Range = keyof typeof ranges;
+type Metric = 'requests' | 'total_tokens' | 'average_latency_ms';
+
+/** The period, the metric the charts show, and one key or all. */
+function Filters(props: {
+  range: Range;
+  onRange: (range: Range) => void;
+  metric: Metric;
+  onMetric: (metric: Metric) => void;
+  keyId: string | null;
+  onKey: (keyId: string | null) => void;
+}) {
+  const { range, onRange, metric, onMetric, keyId, onKey } = props;
+  const keys = useQuery(queries.apiKeys({ limit: 100, offset: 0 }));
+  return (
+    <Card withBorder>
+      <Group align="flex-end">
+        <Stack gap={4}>
+          <Text size="sm" fw={500} id="range-label">
+            Range
+          </Text>
+          <SegmentedControl
+            aria-labelledby="range-label"
+            value={range}
+            onChange={(value) => onRange(value as Range)}
+            data={Object.keys(ranges)}
+          />
+        </Stack>
+        <Stack gap={4}>
+          <Text size="sm" fw={500} id="metric-label">
+            Metric
+          </Text>
+          <SegmentedControl
+            aria-labelledby="metric-label"
+            value={metric}
+            onChange={onMetric}
+            data={[
+              { value: 'requests', label: 'Requests' },
+              { value: 'total_tokens', label: 'Tokens' },
+              { value: 'average_latency_ms', label: 'Latency' },
+            ]}
+          />
+        </Stack>
+        <Select
+          label="Key"
+          placeholder="all keys"
+          clearable
+          data={(keys.data?.api_keys ?? []).map((key) => ({
+            value: key.id,
+            label: `${key.name} (${key.display_key})`,
+          }))}
+          value={keyId}
+          onChange={onKey}
+        />
+      </Group>
+    </Card>
   );
+}
+
+function TotalsGrid({ totals }: { totals: UsageTotals }) {
+  return (
+    <SimpleGrid cols={{ base: 2, md: 4 }}>
+      <Card withBorder>
+        <Text size="sm">Requests</Text>
+        <Text fw={700} size="xl" data-testid="usage-requests">
+          {totals.requests}
+        </Text>
+      </Card>
+      <Card withBorder>
+        <Text size="sm">Tokens</Text>
+        <Text fw={700} size="xl">
+          {totals.total_tokens}
+        </Text>
+      </Card>
+      <Card withBorder>
+        <Text size="sm">Average latency</Text>
+        <Text fw={700} size="xl">
+          {totals.average_latency_ms === null ? '—' : `${Math.round(totals.average_latency_ms)} ms`}
+        </Text>
+      </Card>
+      <Card withBorder>
+        <Text size="sm">Failed runs</Text>
+        <Text fw={700} size="xl">
+          {totals.failed}
+        </Text>
+      </Card>
+    </SimpleGrid>
+  );
+}
+
+export default function UsagePage() {
+  const [range, setRange] = useState<Range>('7d');
+  const [metric, setMetric] = useState<Metric>('requests');
   const [keyId, setKeyId] = useState<string | null>(null);
   const usage = useQuery({
     ...queries.usage({ sinceMs: ranges[range], keyId }),
     placeholderData: keepPreviousData,
   });
-  const keys = useQuery(queries.apiKeys({ limit: 100, offset: 0 }));
   const totals = usage.data?.totals;
   return (
     <Page title="Usage">
-      <Card withBorder>
-        <Group align="flex-end">
-          <Stack gap={4}>
-            <Text size="sm" fw={500} id="range-label">
-              Range
-            </Text>
-            <SegmentedControl
-              aria-labelledby="range-label"
-              value={range}
-              onChange={(value) => setRange(value as keyof typeof ranges)}
-              data={Object.keys(ranges)}
-            />
-          </Stack>
-          <Stack gap={4}>
-            <Text size="sm" fw={500} id="metric-label">
-              Metric
-            </Text>
-            <SegmentedControl
-              aria-labelledby="metric-label"
-              value={metric}
-              onChange={(value) => setMetric(value)}
-              data={[
-                { value: 'requests', label: 'Requests' },
-                { value: 'total_tokens', label: 'Tokens' },
-                { value: 'average_latency_ms', label: 'Latency' },
-              ]}
-            />
-          </Stack>
-          <Select
-            label="Key"
-            placeholder="all keys"
-            clearable
-            data={(keys.data?.api_keys ?? []).map((key) => ({
-              value: key.id,
-              label: `${key.name} (${key.display_key})`,
-            }))}
-            value={keyId}
-            onChange={setKeyId}
-          />
-        </Group>
-      </Card>
+      <Filters
+        range={range}
+        onRange={setRange}
+        metric={metric}
+        onMetric={setMetric}
+        keyId={keyId}
+        onKey={setKeyId}
+      />
       <ErrorAlert error={usage.error} />
-      {totals && (
-        <SimpleGrid cols={{ base: 2, md: 4 }}>
-          <Card withBorder>
-            <Text size="sm">Requests</Text>
-            <Text fw={700} size="xl" data-testid="usage-requests">
-              {totals.requests}
-            </Text>
-          </Card>
-          <Card withBorder>
-            <Text size="sm">Tokens</Text>
-            <Text fw={700} size="xl">
-              {totals.total_tokens}
-            </Text>
-          </Card>
-          <Card withBorder>
-            <Text size="sm">Average latency</Text>
-            <Text fw={700} size="xl">
-              {totals.average_latency_ms === null
-                ? '—'
-                : `${Math.round(totals.average_latency_ms)} ms`}
-            </Text>
-          </Card>
-          <Card withBorder>
-            <Text size="sm">Failed runs</Text>
-            <Text fw={700} size="xl">
-              {totals.failed}
-            </Text>
-          </Card>
-        </SimpleGrid>
-      )}
+      {totals && <TotalsGrid totals={totals} />}
       {usage.data && (
         <Suspense fallback={<Text size="sm">Loading the charts…</Text>}>
           <UsageCharts usage={usage.data} metric={metric} />

@@ -15,25 +15,19 @@ export interface RunRecord {
   tokens: number;
 }
 
-export function AgentRunner({
-  agentId,
-  onRun,
-}: {
-  agentId: string;
-  onRun: (run: RunRecord) => void;
-}) {
-  const agent = useQuery(queries.agent(agentId));
-  const types = useQuery(queries.agentTypes());
-  const [query, setQuery] = useState('');
-  const [parameters, setParameters] = useState<Record<string, unknown>>({});
-  const [data, setData] = useState('');
-  const [urls, setUrls] = useState<string[]>([]);
-  // Kept apart from the mutation: a failed run leaves the last result on screen, as it always did.
-  const [result, setResult] = useState<unknown>(null);
-  const type = types.data?.agent_types.find((item) => item.id === agent.data?.agent_type);
+interface RunInputs {
+  query: string;
+  parameters: Record<string, unknown>;
+  /** JSON text; empty: none. */
+  data: string;
+  urls: string[];
+}
 
+/** Runs the agent; the last result stays on screen while a next run fails, as it always did. */
+function useAgentExecution(agentId: string, onRun: (run: RunRecord) => void) {
+  const [result, setResult] = useState<unknown>(null);
   const execute = useMutation({
-    mutationFn: async () =>
+    mutationFn: async ({ query, parameters, data, urls }: RunInputs) =>
       unwrap(
         await api.POST('/v1/agents/{agent_id}/execute', {
           params: { path: { agent_id: agentId } },
@@ -55,10 +49,28 @@ export function AgentRunner({
       });
     },
   });
+  return { result, execute };
+}
+
+export function AgentRunner({
+  agentId,
+  onRun,
+}: {
+  agentId: string;
+  onRun: (run: RunRecord) => void;
+}) {
+  const agent = useQuery(queries.agent(agentId));
+  const types = useQuery(queries.agentTypes());
+  const [query, setQuery] = useState('');
+  const [parameters, setParameters] = useState<Record<string, unknown>>({});
+  const [data, setData] = useState('');
+  const [urls, setUrls] = useState<string[]>([]);
+  const { result, execute } = useAgentExecution(agentId, onRun);
+  const type = types.data?.agent_types.find((item) => item.id === agent.data?.agent_type);
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    execute.mutate();
+    execute.mutate({ query, parameters, data, urls });
   }
 
   return (

@@ -44,6 +44,78 @@ function RunsCard({ runs }: { runs: readonly RunRecord[] }) {
   );
 }
 
+type AgentSummary = {
+  id: string;
+  name: string;
+  agent_type: string;
+  model_id: string | null;
+  is_public: boolean;
+  owned: boolean;
+};
+
+function AgentsTable({
+  agents,
+  onOpen,
+  onDelete,
+}: {
+  agents: readonly AgentSummary[];
+  onOpen: (id: string) => void;
+  onDelete: (id: string) => void;
+}) {
+  return (
+    <Table.ScrollContainer minWidth={600}>
+      <Table striped>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Type</Table.Th>
+            <Table.Th>Model</Table.Th>
+            <Table.Th>Visibility</Table.Th>
+            <Table.Th>Actions</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {agents.map((agent) => (
+            <Table.Tr key={agent.id}>
+              <Table.Td>{agent.name}</Table.Td>
+              <Table.Td>{agent.agent_type}</Table.Td>
+              <Table.Td>{agent.model_id ?? 'default'}</Table.Td>
+              <Table.Td>
+                <Badge variant="filled" color="gray.8">
+                  {agent.is_public ? 'public' : 'private'}
+                </Badge>
+              </Table.Td>
+              <Table.Td>
+                <Group gap="xs">
+                  <Button
+                    size="xs"
+                    variant="default"
+                    onClick={() => onOpen(agent.id)}
+                    aria-label={`Open ${agent.name}`}
+                  >
+                    Open
+                  </Button>
+                  {agent.owned && (
+                    <Button
+                      size="xs"
+                      color="red.9"
+                      variant="outline"
+                      onClick={() => onDelete(agent.id)}
+                      aria-label={`Delete ${agent.name}`}
+                    >
+                      Delete
+                    </Button>
+                  )}
+                </Group>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
+  );
+}
+
 export default function AgentsPage() {
   const queryClient = useQueryClient();
   const agents = useQuery(queries.agents());
@@ -71,56 +143,11 @@ export default function AgentsPage() {
             New agent
           </Button>
         </Group>
-        <Table.ScrollContainer minWidth={600}>
-          <Table striped>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Type</Table.Th>
-                <Table.Th>Model</Table.Th>
-                <Table.Th>Visibility</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {agents.data?.agents.map((agent) => (
-                <Table.Tr key={agent.id}>
-                  <Table.Td>{agent.name}</Table.Td>
-                  <Table.Td>{agent.agent_type}</Table.Td>
-                  <Table.Td>{agent.model_id ?? 'default'}</Table.Td>
-                  <Table.Td>
-                    <Badge variant="filled" color="gray.8">
-                      {agent.is_public ? 'public' : 'private'}
-                    </Badge>
-                  </Table.Td>
-                  <Table.Td>
-                    <Group gap="xs">
-                      <Button
-                        size="xs"
-                        variant="default"
-                        onClick={() => setSelected(agent.id)}
-                        aria-label={`Open ${agent.name}`}
-                      >
-                        Open
-                      </Button>
-                      {agent.owned && (
-                        <Button
-                          size="xs"
-                          color="red.9"
-                          variant="outline"
-                          onClick={() => remove.mutate(agent.id)}
-                          aria-label={`Delete ${agent.name}`}
-                        >
-                          Delete
-                        </Button>
-                      )}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
+        <AgentsTable
+          agents={agents.data?.agents ?? []}
+          onOpen={setSelected}
+          onDelete={(id) => remove.mutate(id)}
+        />
       </Card>
       <SimpleGrid cols={{ base: 1, lg: 2 }}>
         <AgentEditor agentId={selected} onSaved={setSelected} />

@@ -26,6 +26,31 @@ const allScopes: readonly ScopeName[] = apiKeyScopes;
 // suggestions only (any configured name may be typed, and the service names the valid ones).
 const suggestedTiers = ['free', 'basic', 'pro', 'enterprise'];
 
+/** The form's fields as the create body: empty fields are left out, addresses split at commas. */
+function createKeyBody(fields: {
+  name: string;
+  scopes: string[];
+  tier: string | null;
+  allowedIps: string;
+  expiresAt: string;
+}) {
+  const { name, scopes, tier, allowedIps, expiresAt } = fields;
+  return {
+    name,
+    scopes: scopes as ScopeName[],
+    ...(tier === null ? {} : { tier }),
+    ...(allowedIps.trim() === ''
+      ? {}
+      : {
+          allowed_ips: allowedIps
+            .split(',')
+            .map((item) => item.trim())
+            .filter(Boolean),
+        }),
+    ...(expiresAt === '' ? {} : { expires_at: new Date(expiresAt).toISOString() }),
+  };
+}
+
 export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey) => void }) {
   const queryClient = useQueryClient();
   const [name, setName] = useState('');
@@ -38,20 +63,7 @@ export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: 
     mutationFn: async () =>
       unwrap(
         await api.POST('/v1/api-keys', {
-          body: {
-            name,
-            scopes: scopes as ScopeName[],
-            ...(tier === null ? {} : { tier }),
-            ...(allowedIps.trim() === ''
-              ? {}
-              : {
-                  allowed_ips: allowedIps
-                    .split(',')
-                    .map((item) => item.trim())
-                    .filter(Boolean),
-                }),
-            ...(expiresAt === '' ? {} : { expires_at: new Date(expiresAt).toISOString() }),
-          },
+          body: createKeyBody({ name, scopes, tier, allowedIps, expiresAt }),
         }),
       ),
     onSuccess: ({ key, ...record }) => {

@@ -17,6 +17,51 @@ function statusOf(key: ApiKey): { label: string; color: string } {
   return { label: 'active', color: 'teal.9' };
 }
 
+function KeyRow({
+  apiKey: key,
+  sessionKeyId,
+  onRevoke,
+}: {
+  apiKey: ApiKey;
+  sessionKeyId: string | undefined;
+  onRevoke: (key: ApiKey) => void;
+}) {
+  const status = statusOf(key);
+  return (
+    <Table.Tr>
+      <Table.Td>{key.name}</Table.Td>
+      <Table.Td>
+        <Code>{key.display_key}</Code>
+      </Table.Td>
+      <Table.Td>{key.scopes.join(', ') || 'none'}</Table.Td>
+      <Table.Td>{key.tier}</Table.Td>
+      <Table.Td>{key.allowed_ips.join(', ') || 'any'}</Table.Td>
+      <Table.Td>{formatDate(key.expires_at)}</Table.Td>
+      <Table.Td>{formatDate(key.last_used_at)}</Table.Td>
+      <Table.Td>
+        <Badge color={status.color} variant="filled">
+          {status.label}
+        </Badge>
+      </Table.Td>
+      <Table.Td>
+        {key.revoked_at === null && (
+          <Button
+            size="xs"
+            color="red.9"
+            variant="outline"
+            onClick={() => onRevoke(key)}
+            aria-label={`Revoke ${key.name}`}
+            disabled={key.id === sessionKeyId}
+            title={key.id === sessionKeyId ? 'This session uses this key' : undefined}
+          >
+            Revoke
+          </Button>
+        )}
+      </Table.Td>
+    </Table.Tr>
+  );
+}
+
 export function KeysTable({
   sessionKeyId,
   onRevoke,
@@ -54,42 +99,9 @@ export function KeysTable({
             </Table.Tr>
           </Table.Thead>
           <Table.Tbody>
-            {keys.data?.api_keys.map((key) => {
-              const status = statusOf(key);
-              return (
-                <Table.Tr key={key.id}>
-                  <Table.Td>{key.name}</Table.Td>
-                  <Table.Td>
-                    <Code>{key.display_key}</Code>
-                  </Table.Td>
-                  <Table.Td>{key.scopes.join(', ') || 'none'}</Table.Td>
-                  <Table.Td>{key.tier}</Table.Td>
-                  <Table.Td>{key.allowed_ips.join(', ') || 'any'}</Table.Td>
-                  <Table.Td>{formatDate(key.expires_at)}</Table.Td>
-                  <Table.Td>{formatDate(key.last_used_at)}</Table.Td>
-                  <Table.Td>
-                    <Badge color={status.color} variant="filled">
-                      {status.label}
-                    </Badge>
-                  </Table.Td>
-                  <Table.Td>
-                    {key.revoked_at === null && (
-                      <Button
-                        size="xs"
-                        color="red.9"
-                        variant="outline"
-                        onClick={() => onRevoke(key)}
-                        aria-label={`Revoke ${key.name}`}
-                        disabled={key.id === sessionKeyId}
-                        title={key.id === sessionKeyId ? 'This session uses this key' : undefined}
-                      >
-                        Revoke
-                      </Button>
-                    )}
-                  </Table.Td>
-                </Table.Tr>
-              );
-            })}
+            {keys.data?.api_keys.map((key) => (
+              <KeyRow key={key.id} apiKey={key} sessionKeyId={sessionKeyId} onRevoke={onRevoke} />
+            ))}
           </Table.Tbody>
         </Table>
       </Table.ScrollContainer>

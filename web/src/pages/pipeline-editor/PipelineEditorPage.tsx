@@ -30,6 +30,51 @@ function useAgentOptions() {
   );
 }
 
+/** The pipeline's name and description, adding a stage, saving, and how paths are written. */
+function PipelineHeader(props: {
+  name: string;
+  onNameChange: (name: string) => void;
+  description: string;
+  onDescriptionChange: (description: string) => void;
+  saved: string | null;
+  onAddStage: () => void;
+  onSave: () => void;
+}) {
+  const { name, onNameChange, description, onDescriptionChange, saved, onAddStage, onSave } = props;
+  return (
+    <Card withBorder>
+      <Group align="flex-end">
+        <TextInput
+          label="Pipeline name"
+          required
+          value={name}
+          onChange={(event) => onNameChange(event.currentTarget.value)}
+        />
+        <TextInput
+          label="Description"
+          value={description}
+          onChange={(event) => onDescriptionChange(event.currentTarget.value)}
+          w={320}
+        />
+        <Button variant="default" onClick={onAddStage}>
+          Add stage
+        </Button>
+        <Button onClick={onSave}>Save pipeline</Button>
+      </Group>
+      <Text size="sm" mt="xs">
+        Drag from a stage’s right handle to another stage’s left handle to feed it; paths are{' '}
+        <Code>$.input.&lt;name&gt;</Code>, <Code>$.stages.&lt;stage&gt;.&lt;key&gt;</Code>, and in
+        output mappings <Code>$.output.&lt;key&gt;</Code>.
+      </Text>
+      {saved && (
+        <Text size="sm" role="status" mt="xs">
+          {saved}
+        </Text>
+      )}
+    </Card>
+  );
+}
+
 function Editor() {
   const { pipelineId } = useParams();
   const colorScheme = useComputedColorScheme('light');
@@ -58,36 +103,15 @@ function Editor() {
 
   return (
     <Page title={pipelineId === undefined ? 'New pipeline' : `Pipeline ${name}`}>
-      <Card withBorder>
-        <Group align="flex-end">
-          <TextInput
-            label="Pipeline name"
-            required
-            value={name}
-            onChange={(event) => setName(event.currentTarget.value)}
-          />
-          <TextInput
-            label="Description"
-            value={description}
-            onChange={(event) => setDescription(event.currentTarget.value)}
-            w={320}
-          />
-          <Button variant="default" onClick={stages.addStage}>
-            Add stage
-          </Button>
-          <Button onClick={actions.save}>Save pipeline</Button>
-        </Group>
-        <Text size="sm" mt="xs">
-          Drag from a stage’s right handle to another stage’s left handle to feed it; paths are{' '}
-          <Code>$.input.&lt;name&gt;</Code>, <Code>$.stages.&lt;stage&gt;.&lt;key&gt;</Code>, and in
-          output mappings <Code>$.output.&lt;key&gt;</Code>.
-        </Text>
-        {actions.saved && (
-          <Text size="sm" role="status" mt="xs">
-            {actions.saved}
-          </Text>
-        )}
-      </Card>
+      <PipelineHeader
+        name={name}
+        onNameChange={setName}
+        description={description}
+        onDescriptionChange={setDescription}
+        saved={actions.saved}
+        onAddStage={stages.addStage}
+        onSave={actions.save}
+      />
       <ErrorAlert error={stored.error ?? actions.error} title="The pipeline was not saved or run" />
       <EditorContext.Provider value={context}>
         <div

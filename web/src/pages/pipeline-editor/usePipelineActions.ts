@@ -36,6 +36,40 @@ function refusedStage(reason: unknown, ordered: StageNode[]): StageNode | undefi
   return index === undefined ? undefined : ordered[Number(index)];
 }
 
+function parseRunInputs(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new Error('The run inputs are not valid JSON.');
+  }
+}
+
+/** Follows a run through the execution's event stream: each stage's status, then the outcome. */
+function followExecution(
+  executionId: string,
+  on: {
+    onStage: (stage: string | undefined, status: string) => void;
+    onEnd: (status: string, output: unknown) => void;
+  },
+) {
+  const source = new EventSource(`/v1/executions/${executionId}/events`, {
+    withCredentials: true,
+  });
+  source.onmessage = (message: MessageEvent<string>) => {
+    const event = JSON.parse(message.data) as ExecutionEvent;
+    if (event.type === 'stage-start' || event.type === 'stage-end') {
+      on.onStage(
+        event.stage,
+        event.type === 'stage-start' ? 'running' : (event.status ?? 'completed'),
+      );
+    } else if (event.type === 'execution-end') {
+      source.close();
+      on.onEnd(event.status ?? 'completed', event.output ?? null);
+    }
+  };
+  source.onerror = () => source.close();
+}
+
 export function usePipelineActions(draft: Draft) {
   const { pipelineId, name, description, nodes, setNodes } = draft;
   const navigate = useNavigate();
@@ -79,40 +113,24 @@ export function usePipelineActions(draft: Draft) {
   function follow(id: string, executionId: string) {
     const executions = queries.pipelineExecutions(id).queryKey;
     void queryClient.invalidateQueries({ queryKey: executions });
-    const source = new EventSource(`/v1/executions/${executionId}/events`, {
-      withCredentials: true,
-    });
-    source.onmessage = (message: MessageEvent<string>) => {
-      const event = JSON.parse(message.data) as ExecutionEvent;
-      if (event.type === 'stage-start' || event.type === 'stage-end') {
-        const status = event.type === 'stage-start' ? 'running' : (event.status ?? 'completed');
+    followExecution(executionId, {
+      onStage: (stage, status) =>
         setNodes((current) =>
           current.map((node) =>
-            node.data.name === event.stage ? { ...node, data: { ...node.data, status } } : node,
+            node.data.name === stage ? { ...node, data: { ...node.data, status } } : node,
           ),
-        );
-      } else if (event.type === 'execution-end') {
-        setRunState({
-          executionId,
-          status: event.status ?? 'completed',
-          output: event.output ?? null,
-        });
-        source.close();
+        ),
+      onEnd: (status, output) => {
+        setRunState({ executionId, status, output });
         void queryClient.invalidateQueries({ queryKey: executions });
-      }
-    };
-    source.onerror = () => source.close();
+      },
+    });
   }
 
   const save = useMutation({ mutationFn: savePipeline });
   const run = useMutation({
     mutationFn: async (runInput: string) => {
-      let inputs: Record<string, unknown>;
-      try {
-        inputs = JSON.parse(runInput) as Record<string, unknown>;
-      } catch {
-        throw new Error('The run inputs are not valid JSON.');
-      }
+      const inputs = parseRunInputs(runInput);
       const id = await savePipeline();
       const started = unwrap(
         await api.POST('/v1/pipelines/{pipeline_id}/execute', {

@@ -33,6 +33,68 @@ function FeedbackSummary({ conversationId }: { conversationId: string }) {
   );
 }
 
+/** `auto`, then the catalog's chat models (those not available now say so). */
+function useModelOptions(): { value: string; label: string }[] {
+  const models = useQuery(queries.models());
+  return [
+    { value: 'auto', label: 'auto (routing picks the model)' },
+    ...(models.data?.models ?? [])
+      .filter((item) => item.type === 'chat')
+      .map((item) => ({
+        value: item.name,
+        label: `${item.display_name}${item.available ? '' : ' (unavailable)'}`,
+      })),
+  ];
+}
+
+/** The template and the variables it declares; `locked` once a conversation has begun. */
+function TemplateFields({
+  settings,
+  onChange,
+  locked,
+}: {
+  settings: ChatSettings;
+  onChange: (patch: Partial<ChatSettings>) => void;
+  locked: boolean;
+}) {
+  const templates = useQuery(queries.templates());
+  const { templateName, variables } = settings;
+  const template = useQuery({
+    ...queries.template(templateName ?? ''),
+    enabled: templateName !== null,
+  });
+  return (
+    <>
+      <Select
+        label="Template"
+        placeholder="none"
+        data={(templates.data?.templates ?? []).map((item) => ({
+          value: item.name,
+          label: item.display_name,
+        }))}
+        value={templateName}
+        onChange={(value) => onChange({ templateName: value, variables: {} })}
+        clearable
+        disabled={locked}
+        description={locked ? 'A template applies to a new conversation.' : undefined}
+      />
+      {templateName !== null &&
+        template.data?.variable_details.map((variable) => (
+          <TextInput
+            key={variable.name}
+            label={variable.name}
+            description={variable.description}
+            required={variable.required}
+            value={variables[variable.name] ?? ''}
+            onChange={(event) =>
+              onChange({ variables: { ...variables, [variable.name]: event.currentTarget.value } })
+            }
+          />
+        ))}
+    </>
+  );
+}
+
 export function SettingsCard({
   settings,
   onChange,
@@ -44,22 +106,7 @@ export function SettingsCard({
   conversationId: string | null;
   onNewConversation: () => void;
 }) {
-  const models = useQuery(queries.models());
-  const templates = useQuery(queries.templates());
-  const { templateName } = settings;
-  const template = useQuery({
-    ...queries.template(templateName ?? ''),
-    enabled: templateName !== null,
-  });
-  const modelOptions = [
-    { value: 'auto', label: 'auto (routing picks the model)' },
-    ...(models.data?.models ?? [])
-      .filter((item) => item.type === 'chat')
-      .map((item) => ({
-        value: item.name,
-        label: `${item.display_name}${item.available ? '' : ' (unavailable)'}`,
-      })),
-  ];
+  const modelOptions = useModelOptions();
 
   return (
     <Card withBorder component="section" aria-label="Settings">
@@ -72,36 +119,7 @@ export function SettingsCard({
           onChange={(model) => onChange({ model })}
           clearable
         />
-        <Select
-          label="Template"
-          placeholder="none"
-          data={(templates.data?.templates ?? []).map((item) => ({
-            value: item.name,
-            label: item.display_name,
-          }))}
-          value={templateName}
-          onChange={(value) => onChange({ templateName: value, variables: {} })}
-          clearable
-          disabled={conversationId !== null}
-          description={
-            conversationId !== null ? 'A template applies to a new conversation.' : undefined
-          }
-        />
-        {templateName !== null &&
-          template.data?.variable_details.map((variable) => (
-            <TextInput
-              key={variable.name}
-              label={variable.name}
-              description={variable.description}
-              required={variable.required}
-              value={settings.variables[variable.name] ?? ''}
-              onChange={(event) =>
-                onChange({
-                  variables: { ...settings.variables, [variable.name]: event.currentTarget.value },
-                })
-              }
-            />
-          ))}
+        <TemplateFields settings={settings} onChange={onChange} locked={conversationId !== null} />
         <div>
           <Text size="sm" fw={500} id="temperature-label">
             Temperature: {settings.temperature.toFixed(2)}
