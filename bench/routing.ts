@@ -15,7 +15,7 @@ import { buildApp } from '../src/app.js';
 import { generateApiKey } from '../src/auth/api-key-format.js';
 import { loadConfig } from '../src/config/load-config.js';
 import type { App } from '../src/http/types.js';
-import { buildLayout } from '../src/layout/layout-engine.js';
+import { buildLayout } from '../src/modules/layout/layout-engine.js';
 import { parseLabelledTsv } from '../src/modules/routing/intent-training-set.js';
 import {
   LinearClassifier,

@@ -27,7 +27,6 @@ import { healthRoutes } from './http/routes/health.routes.js';
 import { knowledgeRoutes } from './http/routes/knowledge.routes.js';
 import { modelRoutes } from './http/routes/models.routes.js';
 import { pipelineRoutes } from './http/routes/pipelines.routes.js';
-import { layoutRoutes } from './http/routes/layout.routes.js';
 import { metricsRoutes } from './http/routes/metrics.routes.js';
 import { speechRoutes } from './http/routes/speech.routes.js';
 import { voiceRoutes } from './http/routes/voice.routes.js';
@@ -192,7 +191,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   agentRoutes(app, services);
   pipelineRoutes(app, services);
   await app.register(services.modules.routing.plugin);
-  layoutRoutes(app, services);
+  await app.register(services.modules.layout.plugin);
   executionRoutes(app, services);
   authRoutes(app, services);
   usageRoutes(app, services);

@@ -61,6 +61,7 @@ import { SessionsRepository } from './storage/repositories/sessions.repository.j
 import { UsageRepository } from './storage/repositories/usage.repository.js';
 import { UsageService } from './usage/usage-service.js';
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
+import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';
 import type { RoutingService } from './modules/routing/routing-service.js';
 import { Closers } from './lifecycle/closers.js';
 
@@ -98,7 +99,7 @@ export interface Services {
   readonly jobs: JobQueue;
   readonly routing: RoutingService;
   /** The feature modules, whose HTTP plugins app.ts registers. */
-  readonly modules: { readonly routing: RoutingModule };
+  readonly modules: { readonly routing: RoutingModule; readonly layout: LayoutModule };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
 }
@@ -524,6 +525,9 @@ async function wireServices(
   closers.add('routing', () => routingModule.close());
   const routing = routingModule.service;
 
+  const layoutModule = createLayoutModule({ text });
+  closers.add('layout', () => layoutModule.close());
+
   return {
     config,
     health: new HealthService({ pingDatabase: (timeoutMs) => storage.ping(timeoutMs), redis }),
@@ -555,7 +559,7 @@ async function wireServices(
     pipelineRunner,
     jobs,
     routing,
-    modules: { routing: routingModule },
+    modules: { routing: routingModule, layout: layoutModule },
     metrics,
     instances,
     startBackgroundWork() {

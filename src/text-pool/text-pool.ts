@@ -8,7 +8,7 @@ import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { AppConfig } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
-import type { Layout, LayoutRequest } from '../layout/layout-engine.js';
+import type { Layout, LayoutRequest } from '../modules/layout/layout-engine.js';
 import type { ExtractedPage, ExtractOptions } from '../agents/web/extract-page.js';
 import { RequestAbortedError } from '../models/spec.js';
 import { bundleDirectory, packageRoot } from '../runtime-paths.js';

@@ -4,7 +4,7 @@
 // deadline counts its own running time, not its wait in the queue.
 import type { MessagePort } from 'node:worker_threads';
 import { chunkDocument, TooManyChunksError } from '../knowledge/chunker.js';
-import { buildLayout, type Layout, type LayoutRequest } from '../layout/layout-engine.js';
+import { buildLayout, type Layout, type LayoutRequest } from '../modules/layout/layout-engine.js';
 import {
   extractPage,
   type ExtractedPage,

@@ -2,7 +2,7 @@
 // text, the caller's template and content analysis, determinism, bad input, and the component
 // schemas in the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { componentSchemaId, componentTypes } from '../../src/layout/components.js';
+import { componentSchemaId, componentTypes } from '../../src/modules/layout/components.js';
 import { allDialects } from '../support/dialects.js';
 import { bearer, startTestApp, type TestApp } from '../support/test-app.js';
 

@@ -1,36 +1,9 @@
-// Builds a layout from a message (usually a model's Markdown answer): parses it with the service's
-// Markdown lexer, analyses what it contains, picks a template, and turns the blocks into a flat
-// list of allow-listed components in reading order, each with an id derived from its content.
-import { lexMarkdown, type MarkdownToken, type MarkdownTokens } from '../text/markdown.js';
+// Turns Markdown blocks into a flat list of allow-listed components in reading order, each with an
+// id derived from its content, while noting what the message contains (its content types and
+// measures) for the template choice of layout-engine.ts.
+import type { MarkdownToken, MarkdownTokens } from '../../text/markdown.js';
 import type { ComponentConfig, ComponentType, LayoutComponent } from './components.js';
-import {
-  chooseTemplate,
-  contentTypes,
-  templateCatalog,
-  type ContentAnalysis,
-  type ContentMeasures,
-  type ContentType,
-  type LayoutComplexity,
-  type TemplateInfo,
-  type TemplateName,
-} from './templates.js';
-
-export interface LayoutRequest {
-  readonly message: string;
-  /** A valid template name to use instead of the analysis's choice. */
-  readonly suggestedTemplate: TemplateName | null;
-  /** The caller's analysis, used as given (for the template choice and in the answer). */
-  readonly contentAnalysis: ContentAnalysis | null;
-}
-
-export interface Layout {
-  readonly template: TemplateName;
-  readonly components: LayoutComponent[];
-  readonly styling: TemplateInfo['styling'];
-  readonly content_analysis: ContentAnalysis;
-  /** Where the template came from: the caller's suggestion, or the content analysis. */
-  readonly template_source: 'suggested' | 'analysis';
-}
+import type { ContentMeasures, ContentType } from './templates.js';
 
 type InlineToken = MarkdownToken & { tokens?: InlineToken[]; text?: string; href?: string };
 
@@ -47,7 +20,8 @@ const calloutPattern =
   /^\s*(?:\[!(note|tip|important|warning|caution)\]|\*{0,2}(note|tip|important|warning|caution|info|danger)\*{0,2}\s*:\*{0,2})\s*/i;
 const displayMath = /^\s*(?:\$\$([\s\S]+?)\$\$|\\\[([\s\S]+?)\\\])\s*$/;
 const inlineMath = /(?<![\\$\w])\$(?!\s)[^$\n]+?(?<!\s)\$(?!\w)|\\\(.+?\\\)/;
-const sourcesHeading = /^(sources|references|citations|bibliography|further reading|links)$/i;
+export const sourcesHeading =
+  /^(sources|references|citations|bibliography|further reading|links)$/i;
 const numericCell =
   /^\s*[-+]?[$€£¥]?\s?\d{1,3}(?:[,\s]\d{3})*(?:\.\d+)?\s?%?\s*$|^\s*[-+]?[$€£¥]?\s?\d+(?:\.\d+)?\s?%?\s*$/;
 const timeLabel =
@@ -106,7 +80,8 @@ function linksOf(
   }
 }
 
-class Builder {
+/** One message's components, content types, links and measures, built block by block. */
+export class Builder {
   readonly components: LayoutComponent[] = [];
   readonly types = new Set<ContentType>();
   readonly links: { title: string; url: string }[] = [];
@@ -408,66 +383,4 @@ class Builder {
     this.types.add('quote');
     this.add('quote', { text: lines.join('\n'), attribution });
   }
-}
-
-function complexityOf(
-  types: ReadonlySet<ContentType>,
-  measures: ContentMeasures,
-  blocks: number,
-): LayoutComplexity {
-  if (blocks <= 3 && types.size <= 2 && measures.words <= 150) return 'simple';
-  if (blocks <= 12 && types.size <= 4 && measures.words <= 600) return 'moderate';
-  return 'complex';
-}
-
-/** The layout of `request.message`; the same request always gives the same layout. */
-export function buildLayout(request: LayoutRequest): Layout {
-  const builder = new Builder();
-  builder.measures.characters = request.message.length;
-  let previousHeading: string | null = null;
-  for (const token of lexMarkdown(request.message)) {
-    builder.block(token, previousHeading);
-    if (token.type === 'heading') previousHeading = (token as MarkdownTokens.Heading).text.trim();
-    else if (token.type !== 'space') previousHeading = null;
-  }
-  const sources = dedupe([...(builder.sourcesFromSection ?? []), ...builder.links]);
-  if (sources.length > 0) builder.add('sources', { items: sources });
-  // A "Sources" heading left with nothing under it is dropped with its list.
-  const components = builder.components.filter((component, index, all) => {
-    if (component.type !== 'heading' || builder.sourcesFromSection === null) return true;
-    const next = all[index + 1];
-    return !(
-      sourcesHeading.test(component.config.text) &&
-      (next === undefined || next.type === 'heading' || next.type === 'sources')
-    );
-  });
-  const measures: ContentMeasures = builder.measures;
-  const analysed: ContentAnalysis = {
-    contentTypes: contentOrder(builder.types),
-    complexity: complexityOf(builder.types, measures, components.length),
-  };
-  const analysis = request.contentAnalysis ?? analysed;
-  const template =
-    request.suggestedTemplate ??
-    chooseTemplate(analysis.contentTypes, request.contentAnalysis === null ? measures : null);
-  return {
-    template,
-    components,
-    styling: templateCatalog[template].styling,
-    content_analysis: analysis,
-    template_source: request.suggestedTemplate === null ? 'analysis' : 'suggested',
-  };
-}
-
-function dedupe(links: { title: string; url: string }[]): { title: string; url: string }[] {
-  const seen = new Set<string>();
-  return links.filter((link) => {
-    if (seen.has(link.url)) return false;
-    seen.add(link.url);
-    return true;
-  });
-}
-
-function contentOrder(types: ReadonlySet<ContentType>): ContentType[] {
-  return contentTypes.filter((type) => types.has(type));
 }
