@@ -32,7 +32,6 @@ import { speechRoutes } from './http/routes/speech.routes.js';
 import { voiceRoutes } from './http/routes/voice.routes.js';
 import { realtimeRoutes } from './realtime/realtime-routes.js';
 import { templateRoutes } from './http/routes/templates.routes.js';
-import { usageRoutes } from './http/routes/usage.routes.js';
 import { ErrorBodySchema } from './http/schemas/common.js';
 import type { App } from './http/types.js';
 import {
@@ -194,7 +193,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   await app.register(services.modules.layout.plugin);
   executionRoutes(app, services);
   authRoutes(app, services);
-  usageRoutes(app, services);
+  await app.register(services.modules.usage.plugin);
   webApp = await registerWebApp(app, config.webApp.directory);
   speechRoutes(app, services);
   voiceRoutes(app, services);

@@ -58,10 +58,9 @@ import { FeedbackRepository } from './storage/repositories/feedback.repository.j
 import { PipelinesRepository } from './storage/repositories/pipelines.repository.js';
 import { KnowledgeRepository } from './storage/repositories/knowledge.repository.js';
 import { SessionsRepository } from './storage/repositories/sessions.repository.js';
-import { UsageRepository } from './storage/repositories/usage.repository.js';
-import { UsageService } from './usage/usage-service.js';
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
 import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';
+import { createUsageModule, type UsageModule } from './modules/usage/module.js';
 import type { RoutingService } from './modules/routing/routing-service.js';
 import { Closers } from './lifecycle/closers.js';
 
@@ -73,7 +72,6 @@ export interface Services {
   readonly rateLimiter: RateLimiter;
   readonly sessions: SessionService;
   readonly loginThrottle: LoginThrottle;
-  readonly usage: UsageService;
   readonly apiKeys: ApiKeyService;
   readonly accounts: AccountService;
   readonly models: ModelRegistry;
@@ -99,7 +97,11 @@ export interface Services {
   readonly jobs: JobQueue;
   readonly routing: RoutingService;
   /** The feature modules, whose HTTP plugins app.ts registers. */
-  readonly modules: { readonly routing: RoutingModule; readonly layout: LayoutModule };
+  readonly modules: {
+    readonly routing: RoutingModule;
+    readonly layout: LayoutModule;
+    readonly usage: UsageModule;
+  };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
 }
@@ -503,11 +505,13 @@ async function wireServices(
     throw new Error('Cannot start the job queue', { cause: error });
   }
 
-  const usage = new UsageService({
-    usage: new UsageRepository(storage.db, storage.kind),
+  const usageModule = createUsageModule({
+    db: storage.db,
+    dialect: storage.kind,
     keys: keysRepository,
     now,
   });
+  closers.add('usage', () => usageModule.close());
 
   const routingModule = createRoutingModule({
     config,
@@ -537,7 +541,6 @@ async function wireServices(
     rateLimiter,
     sessions,
     loginThrottle,
-    usage,
     apiKeys,
     accounts,
     localEngine,
@@ -559,7 +562,7 @@ async function wireServices(
     pipelineRunner,
     jobs,
     routing,
-    modules: { routing: routingModule, layout: layoutModule },
+    modules: { routing: routingModule, layout: layoutModule, usage: usageModule },
     metrics,
     instances,
     startBackgroundWork() {

@@ -1,14 +1,9 @@
 // Usage over time for an account: requests, tokens and latency per time bucket, per key and per
-// model, from the stored turns and executions (see storage/repositories/usage.repository.ts).
-import { InvalidParameterError } from '../errors/app-error.js';
-import type { ApiKeysRepository } from '../storage/repositories/api-keys.repository.js';
-import type {
-  ActivityRow,
-  UsageRepository,
-  UsageRow,
-  UsageSource,
-} from '../storage/repositories/usage.repository.js';
-import type { TimeBucket } from '../storage/dialects/time-buckets.js';
+// model, from the stored turns and executions (see usage.repository.ts).
+import { InvalidParameterError } from '../../errors/app-error.js';
+import type { ApiKeysRepository } from '../../storage/repositories/api-keys.repository.js';
+import type { ActivityRow, UsageRepository, UsageRow, UsageSource } from './usage.repository.js';
+import type { TimeBucket } from '../../storage/dialects/time-buckets.js';
 
 export interface UsageQuery {
   from?: string | undefined;
@@ -143,7 +138,8 @@ function floorTo(ms: number, bucket: TimeBucket): number {
 
 export interface UsageServiceOptions {
   usage: UsageRepository;
-  keys: ApiKeysRepository;
+  /** Names the keys of the by-key groups. */
+  keys: Pick<ApiKeysRepository, 'findInAccount'>;
   now?: () => number;
 }
 

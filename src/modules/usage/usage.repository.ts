@@ -1,9 +1,9 @@
 // Usage read from what is already stored: assistant turns (one per answered chat request) and
 // agent and pipeline executions, aggregated by time bucket, key and model in SQL.
 import type { Kysely } from 'kysely';
-import { timeBucketExpression, type TimeBucket } from '../dialects/time-buckets.js';
-import type { DialectAdapter } from '../dialects/dialect.js';
-import type { DatabaseSchema } from '../schema.js';
+import { timeBucketExpression, type TimeBucket } from '../../storage/dialects/time-buckets.js';
+import type { DialectAdapter } from '../../storage/dialects/dialect.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
 
 export type UsageSource = 'chat' | 'agent' | 'pipeline';
 
