@@ -4,7 +4,7 @@
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
 import { createLogger } from '../src/logger.js';
 import { installRequestLog } from '../src/http/request-log.js';
-import { FeaturesResponseSchema } from '../src/http/routes/features.routes.js';
+import { FeaturesResponseSchema } from '../src/modules/health/health.schemas.js';
 
 const port = Number(process.argv[2] ?? 0);
 const payload = JSON.parse(process.argv[3] ?? '{}') as unknown;

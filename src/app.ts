@@ -22,8 +22,6 @@ import { conversationRoutes } from './http/routes/conversations.routes.js';
 import { embeddingRoutes } from './http/routes/embeddings.routes.js';
 import { executionRoutes } from './http/routes/executions.routes.js';
 import { feedbackRoutes } from './http/routes/feedback.routes.js';
-import { featureRoutes } from './http/routes/features.routes.js';
-import { healthRoutes } from './http/routes/health.routes.js';
 import { knowledgeRoutes } from './http/routes/knowledge.routes.js';
 import { modelRoutes } from './http/routes/models.routes.js';
 import { pipelineRoutes } from './http/routes/pipelines.routes.js';
@@ -174,9 +172,9 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   });
   await registerOpenApi(app, config);
 
-  healthRoutes(app, services);
+  await app.register(services.modules.health.plugin);
   metricsRoutes(app, services);
-  featureRoutes(app, services);
+  await app.register(services.modules.health.featuresPlugin);
   apiKeyRoutes(app, services);
   accountRoutes(app, services);
   modelRoutes(app, services);

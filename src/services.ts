@@ -19,7 +19,6 @@ import { createStructureAgent } from './agents/types/structure-agent.js';
 import { summarizationAgent } from './agents/types/summarization-agent.js';
 import { createWebAgent } from './agents/types/web-agent.js';
 import { ChatService } from './chat/chat-service.js';
-import { HealthService } from './health/health-service.js';
 import {
   ExecutionChangeFeed,
   postgresChangeTransport,
@@ -61,13 +60,13 @@ import { SessionsRepository } from './storage/repositories/sessions.repository.j
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
 import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';
 import { createUsageModule, type UsageModule } from './modules/usage/module.js';
+import { createHealthModule, type HealthModule } from './modules/health/module.js';
 import type { RoutingService } from './modules/routing/routing-service.js';
 import { Closers } from './lifecycle/closers.js';
 
 /** What routes may use: the domain's services, never a repository or a database handle. */
 export interface Services {
   readonly config: AppConfig;
-  readonly health: HealthService;
   readonly authenticator: Authenticator;
   readonly rateLimiter: RateLimiter;
   readonly sessions: SessionService;
@@ -101,6 +100,7 @@ export interface Services {
     readonly routing: RoutingModule;
     readonly layout: LayoutModule;
     readonly usage: UsageModule;
+    readonly health: HealthModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -532,9 +532,16 @@ async function wireServices(
   const layoutModule = createLayoutModule({ text });
   closers.add('layout', () => layoutModule.close());
 
+  const healthModule = createHealthModule({
+    config,
+    pingDatabase: (timeoutMs) => storage.ping(timeoutMs),
+    redis,
+    voiceChatReadiness: () => speech.voiceChatReadiness(),
+  });
+  closers.add('health', () => healthModule.close());
+
   return {
     config,
-    health: new HealthService({ pingDatabase: (timeoutMs) => storage.ping(timeoutMs), redis }),
     storage,
     redis,
     authenticator,
@@ -562,7 +569,12 @@ async function wireServices(
     pipelineRunner,
     jobs,
     routing,
-    modules: { routing: routingModule, layout: layoutModule, usage: usageModule },
+    modules: {
+      routing: routingModule,
+      layout: layoutModule,
+      usage: usageModule,
+      health: healthModule,
+    },
     metrics,
     instances,
     startBackgroundWork() {

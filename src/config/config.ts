@@ -1,5 +1,5 @@
 // The typed, frozen configuration every other module receives; built only by load-config.ts.
-import type { FeatureName } from '../features/catalog.js';
+import type { FeatureName } from '../modules/health/feature-catalog.js';
 
 export interface RateLimitTier {
   readonly perMinute: number;

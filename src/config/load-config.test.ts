@@ -3,7 +3,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../auth/api-key-format.js';
-import { featureNames } from '../features/catalog.js';
+import { featureNames } from '../modules/health/feature-catalog.js';
 import { ConfigError, loadConfig } from './load-config.js';
 
 function configFile(name: string, content: string): string {

@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AllowListEntryError, TargetAllowList } from '../agents/web/address-policy.js';
 import { isWellFormedApiKey } from '../auth/api-key-format.js';
-import { featureNames, type FeatureName } from '../features/catalog.js';
+import { featureNames, type FeatureName } from '../modules/health/feature-catalog.js';
 import { packageRoot } from '../runtime-paths.js';
 import type { AppConfig, DatabaseConfig, RateLimitTier } from './config.js';
 import {

@@ -2,7 +2,7 @@
 // (key → address → scope → rate limit); a route that declares no rule cannot even be registered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
-import type { FeatureName } from '../features/catalog.js';
+import type { FeatureName } from '../modules/health/feature-catalog.js';
 import {
   type AccountSubject,
   rateLimitHeaders,

@@ -9,7 +9,7 @@ import type {
 } from 'fastify';
 import type { Principal } from '../auth/authenticator.js';
 import type { RouteAccess } from '../auth/scopes.js';
-import type { FeatureName } from '../features/catalog.js';
+import type { FeatureName } from '../modules/health/feature-catalog.js';
 
 export type App = FastifyInstance<
   RawServerDefault,

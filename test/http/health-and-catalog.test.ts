@@ -1,7 +1,7 @@
 // Health (no key) and the features catalog, on every dialect.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { featureNames } from '../../src/features/catalog.js';
+import { featureNames } from '../../src/modules/health/feature-catalog.js';
 import { allDialects } from '../support/dialects.js';
 import { bearer, startTestApp, type TestApp } from '../support/test-app.js';
 
