@@ -33,8 +33,12 @@ import { PlatformMetrics } from './metrics/metrics.js';
 import { PipelineRunner } from './pipelines/pipeline-runner.js';
 import { PipelineService } from './pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
-import { ConversationService } from './conversations/conversation-service.js';
-import { FeedbackService } from './feedback/feedback-service.js';
+import {
+  createConversationsModule,
+  type ConversationsModule,
+} from './modules/conversations/module.js';
+import type { ConversationService } from './modules/conversations/conversation-service.js';
+import type { FeedbackService } from './modules/conversations/feedback-service.js';
 import { KnowledgeService } from './knowledge/knowledge-service.js';
 import { TextPool } from './text-pool/text-pool.js';
 import { NodeLlamaEngine } from './models/local/local-engine.js';
@@ -44,7 +48,8 @@ import { SpeechService } from './speech/speech-service.js';
 import { VoiceSessionsRepository } from './storage/repositories/voice-sessions.repository.js';
 import { VoiceSessionService } from './voice/voice-session-service.js';
 import { CredentialWatch } from './auth/credential-watch.js';
-import { TemplateCatalog } from './templates/template-catalog.js';
+import { createTemplatesModule, type TemplatesModule } from './modules/templates/module.js';
+import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { createKnowledgeIndex } from './storage/dialects/knowledge-dialect.js';
 import { PostgresListener } from './storage/dialects/postgres-notifications.js';
@@ -52,8 +57,6 @@ import { AccountsRepository } from './storage/repositories/accounts.repository.j
 import { AgentsRepository } from './storage/repositories/agents.repository.js';
 import { ExecutionsRepository } from './storage/repositories/executions.repository.js';
 import { ApiKeysRepository } from './storage/repositories/api-keys.repository.js';
-import { ConversationsRepository } from './storage/repositories/conversations.repository.js';
-import { FeedbackRepository } from './storage/repositories/feedback.repository.js';
 import { PipelinesRepository } from './storage/repositories/pipelines.repository.js';
 import { KnowledgeRepository } from './storage/repositories/knowledge.repository.js';
 import { SessionsRepository } from './storage/repositories/sessions.repository.js';
@@ -101,6 +104,8 @@ export interface Services {
     readonly layout: LayoutModule;
     readonly usage: UsageModule;
     readonly health: HealthModule;
+    readonly conversations: ConversationsModule;
+    readonly templates: TemplatesModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -365,13 +370,13 @@ async function wireServices(
     pool: speechEngines.pool,
     config: config.speech,
   });
-  const templates = new TemplateCatalog(config.templates);
-  const conversations = new ConversationService({
-    conversations: new ConversationsRepository(storage.db),
-    models,
-    templates,
-    now,
-  });
+  const templatesModule = createTemplatesModule({ config });
+  closers.add('templates', () => templatesModule.close());
+  const templates = templatesModule.service;
+  const conversationsModule = createConversationsModule({ db: storage.db, models, templates, now });
+  closers.add('conversations', () => conversationsModule.close());
+  const conversations = conversationsModule.service;
+  const feedback = conversationsModule.feedback;
   const chat = new ChatService({ models, conversations, now });
   const voiceSessions = new VoiceSessionService({
     repository: new VoiceSessionsRepository(storage.db),
@@ -387,11 +392,6 @@ async function wireServices(
     logger,
   );
   closers.add('credential watch', () => credentialWatch.stop());
-  const feedback = new FeedbackService({
-    feedback: new FeedbackRepository(storage.db),
-    conversations,
-    now,
-  });
   const text = new TextPool(config.text);
   closers.add('text threads', () => text.close());
   const knowledgeIndex = createKnowledgeIndex(storage);
@@ -574,6 +574,8 @@ async function wireServices(
       layout: layoutModule,
       usage: usageModule,
       health: healthModule,
+      conversations: conversationsModule,
+      templates: templatesModule,
     },
     metrics,
     instances,

@@ -13,7 +13,7 @@ import {
 } from '../../test/support/unit/models.js';
 import { insertAccount } from '../../test/support/unit/storage.js';
 import type { Account } from '../accounts/account.js';
-import type { ConversationService } from '../conversations/conversation-service.js';
+import type { ConversationService } from '../modules/conversations/conversation-service.js';
 import type { ChatTurn } from '../models/spec.js';
 import { UpstreamError } from '../models/spec.js';
 import { ChatService, type ChatRequest, type ChatStreamEvent } from './chat-service.js';

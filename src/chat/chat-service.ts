@@ -3,7 +3,7 @@
 // window, calls the model with its fallbacks, and stores both turns once the answer is complete —
 // a new conversation with them, so a first turn that fails or is abandoned leaves nothing behind.
 import type { ModelDefinition } from '../config/config.js';
-import type { ConversationService } from '../conversations/conversation-service.js';
+import type { ConversationService } from '../modules/conversations/conversation-service.js';
 import { AppError, InvalidParameterError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
@@ -16,7 +16,7 @@ import {
   type StreamPart,
   type TokenUsage,
 } from '../models/spec.js';
-import type { Conversation, NewMessage } from '../conversations/conversation.js';
+import type { Conversation, NewMessage } from '../modules/conversations/conversation.js';
 
 /** How many stored messages are read as the context of a turn (then trimmed by tokens). */
 const historyWindow = 200;

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { randomBase62 } from '../ids.js';
 import type { AppConfig } from '../config/config.js';
-import type { ConversationService } from '../conversations/conversation-service.js';
+import type { ConversationService } from '../modules/conversations/conversation-service.js';
 import { AppError, InvalidParameterError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';

@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../agents/agent.js';
 import { summarizationAgent } from '../../agents/types/summarization-agent.js';
 import type { AppConfig } from '../../config/config.js';
-import { ConversationService } from '../../conversations/conversation-service.js';
+import { ConversationService } from '../conversations/conversation-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { AgentsRepository } from '../../storage/repositories/agents.repository.js';
-import { ConversationsRepository } from '../../storage/repositories/conversations.repository.js';
+import { ConversationsRepository } from '../conversations/conversations.repository.js';
 import { PipelinesRepository } from '../../storage/repositories/pipelines.repository.js';
 import { newId } from '../../ids.js';
-import { TemplateCatalog } from '../../templates/template-catalog.js';
+import { TemplateCatalog } from '../templates/template-catalog.js';
 import { allDialects } from '../../../test/support/dialects.js';
 import { unitModelRegistry, type UnitModels } from '../../../test/support/unit/models.js';
 import {

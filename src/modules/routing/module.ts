@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { AgentCatalog } from '../../agents/agent-catalog.js';
 import type { AgentService } from '../../agents/agent-service.js';
 import type { AppConfig } from '../../config/config.js';
-import type { ConversationService } from '../../conversations/conversation-service.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { PipelineService } from '../../pipelines/pipeline-service.js';
 import type { DatabaseSchema } from '../../storage/schema.js';

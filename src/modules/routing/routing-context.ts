@@ -3,7 +3,7 @@
 // and the embedding model the router blends in.
 import type { Logger } from 'pino';
 import type { AppConfig, ModelDefinition } from '../../config/config.js';
-import type { ConversationService } from '../../conversations/conversation-service.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { loadCandidates, type CandidateSources, type Candidates } from './candidates.js';
 import type { Entity } from './entities.js';

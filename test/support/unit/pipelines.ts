@@ -12,7 +12,7 @@ import { createRetrievalAgent } from '../../../src/agents/types/retrieval-agent.
 import { createStructureAgent } from '../../../src/agents/types/structure-agent.js';
 import { summarizationAgent } from '../../../src/agents/types/summarization-agent.js';
 import { createWebAgent } from '../../../src/agents/types/web-agent.js';
-import type { ConversationService } from '../../../src/conversations/conversation-service.js';
+import type { ConversationService } from '../../../src/modules/conversations/conversation-service.js';
 import { ExecutionChangeFeed } from '../../../src/executions/change-feed.js';
 import { ExecutionService } from '../../../src/executions/execution-service.js';
 import { newId } from '../../../src/ids.js';

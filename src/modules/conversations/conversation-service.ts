@@ -1,9 +1,9 @@
 // Conversations of an account: create, read, list, change, delete, template assignment, history.
-import { NotFoundError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import { assertSafeKeys } from '../validation/safe-keys.js';
-import type { ModelRegistry } from '../models/model-registry.js';
-import type { ConversationsRepository } from '../storage/repositories/conversations.repository.js';
+import { NotFoundError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import { assertSafeKeys } from '../../validation/safe-keys.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import type { ConversationsRepository } from './conversations.repository.js';
 import type {
   Conversation,
   ConversationQuery,

@@ -1,7 +1,7 @@
 // Feedback on messages: one entry per message and user, a later one replacing the earlier.
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema } from '../schema.js';
-import type { Feedback } from '../../feedback/feedback.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import type { Feedback } from './feedback.js';
 
 function toFeedback(row: DatabaseSchema['feedback']): Feedback {
   return {

@@ -1,9 +1,9 @@
 // Prompt templates: the three built-in ones of the spec plus any the config file adds, the
 // validation of a conversation's variables, and the rendering of the system prompt.
 import Mustache from 'mustache';
-import type { TemplateDefinition } from '../config/config.js';
-import { AppError, InvalidParameterError, MissingParameterError } from '../errors/app-error.js';
-import { assertSafeName, ownValue } from '../validation/safe-keys.js';
+import type { TemplateDefinition } from '../../config/config.js';
+import { AppError, InvalidParameterError, MissingParameterError } from '../../errors/app-error.js';
+import { assertSafeName, ownValue } from '../../validation/safe-keys.js';
 
 const additionalInstructions = {
   name: 'additional_instructions',

@@ -1,15 +1,15 @@
 // Conversations and their messages. Every query is scoped by account; messages are appended in
 // one transaction with the conversation's counter, which also hands out their order.
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema } from '../schema.js';
-import { pageOf } from './paging.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { pageOf } from '../../storage/repositories/paging.js';
 import type {
   ConversationStatus,
   Conversation,
   StoredMessage,
   NewMessage,
   ConversationQuery,
-} from '../../conversations/conversation.js';
+} from './conversation.js';
 
 export interface ConversationPatch {
   title?: string;

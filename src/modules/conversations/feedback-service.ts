@@ -1,12 +1,12 @@
 // Feedback on assistant answers and the per-conversation summary.
-import type { ConversationService } from '../conversations/conversation-service.js';
+import type { ConversationService } from './conversation-service.js';
 import {
   InvalidParameterError,
   MissingParameterError,
   NotFoundError,
-} from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { FeedbackRepository } from '../storage/repositories/feedback.repository.js';
+} from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { FeedbackRepository } from './feedback.repository.js';
 import type { Feedback } from './feedback.js';
 
 export const feedbackTypes = ['thumbs_up', 'thumbs_down', 'rating'] as const;
