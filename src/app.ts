@@ -20,7 +20,6 @@ import { chatRoutes } from './http/routes/chat.routes.js';
 import { completionRoutes } from './http/routes/completions.routes.js';
 import { embeddingRoutes } from './http/routes/embeddings.routes.js';
 import { executionRoutes } from './http/routes/executions.routes.js';
-import { knowledgeRoutes } from './http/routes/knowledge.routes.js';
 import { modelRoutes } from './http/routes/models.routes.js';
 import { pipelineRoutes } from './http/routes/pipelines.routes.js';
 import { metricsRoutes } from './http/routes/metrics.routes.js';
@@ -180,7 +179,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   completionRoutes(app, services);
   embeddingRoutes(app, services);
   await app.register(services.modules.conversations.plugin);
-  knowledgeRoutes(app, services);
+  await app.register(services.modules.knowledge.plugin);
   agentRoutes(app, services);
   pipelineRoutes(app, services);
   await app.register(services.modules.routing.plugin);

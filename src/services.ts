@@ -39,7 +39,7 @@ import {
 } from './modules/conversations/module.js';
 import type { ConversationService } from './modules/conversations/conversation-service.js';
 import type { FeedbackService } from './modules/conversations/feedback-service.js';
-import { KnowledgeService } from './knowledge/knowledge-service.js';
+import type { KnowledgeService } from './modules/knowledge/knowledge-service.js';
 import { TextPool } from './text-pool/text-pool.js';
 import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
@@ -51,20 +51,19 @@ import { CredentialWatch } from './auth/credential-watch.js';
 import { createTemplatesModule, type TemplatesModule } from './modules/templates/module.js';
 import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
-import { createKnowledgeIndex } from './storage/dialects/knowledge-dialect.js';
 import { PostgresListener } from './storage/dialects/postgres-notifications.js';
 import { AccountsRepository } from './storage/repositories/accounts.repository.js';
 import { AgentsRepository } from './storage/repositories/agents.repository.js';
 import { ExecutionsRepository } from './storage/repositories/executions.repository.js';
 import { ApiKeysRepository } from './storage/repositories/api-keys.repository.js';
 import { PipelinesRepository } from './storage/repositories/pipelines.repository.js';
-import { KnowledgeRepository } from './storage/repositories/knowledge.repository.js';
 import { SessionsRepository } from './storage/repositories/sessions.repository.js';
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
 import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';
 import { createUsageModule, type UsageModule } from './modules/usage/module.js';
 import { createHealthModule, type HealthModule } from './modules/health/module.js';
 import type { RoutingService } from './modules/routing/routing-service.js';
+import { createKnowledgeModule, type KnowledgeModule } from './modules/knowledge/module.js';
 import { Closers } from './lifecycle/closers.js';
 
 /** What routes may use: the domain's services, never a repository or a database handle. */
@@ -106,6 +105,7 @@ export interface Services {
     readonly health: HealthModule;
     readonly conversations: ConversationsModule;
     readonly templates: TemplatesModule;
+    readonly knowledge: KnowledgeModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -394,18 +394,16 @@ async function wireServices(
   closers.add('credential watch', () => credentialWatch.stop());
   const text = new TextPool(config.text);
   closers.add('text threads', () => text.close());
-  const knowledgeIndex = createKnowledgeIndex(storage);
-  await knowledgeIndex.prepare();
-  logger.debug({ vector_search: knowledgeIndex.vectorMethod }, 'knowledge-base vector search');
-  const knowledge = new KnowledgeService({
-    repository: new KnowledgeRepository(storage.db, knowledgeIndex),
-    index: knowledgeIndex,
+  const knowledgeModule = await createKnowledgeModule({
+    config,
+    storage,
     models,
     text,
-    settings: config.knowledge,
     logger,
     now,
   });
+  closers.add('knowledge', () => knowledgeModule.close());
+  const knowledge = knowledgeModule.service;
 
   // RetrievalAgent sees knowledge-base search in the shape of its result (`documents`).
   const knowledgeSearcher: KnowledgeSearcher = {
@@ -576,6 +574,7 @@ async function wireServices(
       health: healthModule,
       conversations: conversationsModule,
       templates: templatesModule,
+      knowledge: knowledgeModule,
     },
     metrics,
     instances,

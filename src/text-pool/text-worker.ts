@@ -3,7 +3,7 @@
 // that the event loop never waits for it. Each task first says it has started, so that the pool's
 // deadline counts its own running time, not its wait in the queue.
 import type { MessagePort } from 'node:worker_threads';
-import { chunkDocument, TooManyChunksError } from '../knowledge/chunker.js';
+import { chunkDocument, TooManyChunksError } from '../modules/knowledge/chunker.js';
 import { buildLayout, type Layout, type LayoutRequest } from '../modules/layout/layout-engine.js';
 import {
   extractPage,

@@ -1,19 +1,21 @@
-// Knowledge bases for RetrievalAgent: create, list, read, delete; their documents; hybrid search.
+// Knowledge bases for RetrievalAgent over HTTP: create, list, read, delete; their documents; hybrid
+// search; as one Fastify plugin over the knowledge service.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
-import { knowledgeLimits, type SearchHit } from '../../knowledge/knowledge-service.js';
-import type { Services } from '../../services.js';
-import type { KnowledgeBase, KnowledgeDocument } from '../../knowledge/knowledge-base.js';
+import { knowledgeLimits, type KnowledgeService, type SearchHit } from './knowledge-service.js';
+import type { KnowledgeBase, KnowledgeDocument } from './knowledge-base.js';
 import { assertSafeKeys, reservedKeysNote } from '../../validation/safe-keys.js';
-import { clientGoneSignal } from '../streaming.js';
+import { clientGoneSignal } from '../../http/streaming.js';
 import {
   commonParameters,
   LimitSchema,
   OffsetSchema,
   PageSchema,
   Timestamp,
-} from '../schemas/common.js';
-import { principalOf, type App } from '../types.js';
+} from '../../http/schemas/common.js';
+import { principalOf, type App } from '../../http/types.js';
 
 const tags = ['Knowledge bases'];
 
@@ -120,7 +122,7 @@ const SearchResultSchema = Type.Object({
   }),
 });
 
-export function searchHitToJson(hit: SearchHit) {
+function searchHitToJson(hit: SearchHit) {
   return {
     document_id: hit.documentId,
     title: hit.title,
@@ -154,24 +156,57 @@ function documentToJson(document: KnowledgeDocument) {
   };
 }
 
-export function knowledgeRoutes(app: App, services: Services): void {
-  const knowledgeBaseToJson = (knowledgeBase: KnowledgeBase) => {
-    const semantic = services.knowledge.semanticSearchStatus(knowledgeBase);
-    return {
-      id: knowledgeBase.id,
-      name: knowledgeBase.name,
-      description: knowledgeBase.description,
-      embedding_model: knowledgeBase.embeddingModel,
-      embedding_dimensions: knowledgeBase.embeddingDimensions,
-      document_count: knowledgeBase.documentCount,
-      chunk_count: knowledgeBase.chunkCount,
-      search_mode: semantic.enabled ? ('hybrid' as const) : ('bm25' as const),
-      notice: semantic.reason,
-      created_at: knowledgeBase.createdAt,
-      updated_at: knowledgeBase.updatedAt,
-    };
-  };
+export type KnowledgePlugin = FastifyPluginCallback<
+  Record<never, never>,
+  RawServerDefault,
+  TypeBoxTypeProvider
+>;
 
+export interface KnowledgeRouteOptions {
+  /** The app's request body limit; a document upload may be larger (up to 16 MiB). */
+  readonly bodyLimitBytes: number;
+}
+
+/** The routes of knowledge bases, registered by app.ts like any Fastify plugin. */
+export function knowledgePlugin(
+  knowledge: KnowledgeService,
+  options: KnowledgeRouteOptions,
+): KnowledgePlugin {
+  const plugin: KnowledgePlugin = (app, _options, done) => {
+    knowledgeBaseCollectionRoutes(app, knowledge);
+    knowledgeBaseRoutes(app, knowledge);
+    addDocumentRoute(app, knowledge, options);
+    documentRoutes(app, knowledge);
+    searchRoute(app, knowledge);
+    done();
+  };
+  // Not encapsulated (Fastify's skip-override, as routing's plugin): its routes join the app's
+  // own context, with the app's strict validator and hooks, exactly as before they moved here.
+  return Object.assign(plugin, {
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: 'knowledge',
+  });
+}
+
+function knowledgeBaseToJson(knowledge: KnowledgeService, knowledgeBase: KnowledgeBase) {
+  const semantic = knowledge.semanticSearchStatus(knowledgeBase);
+  return {
+    id: knowledgeBase.id,
+    name: knowledgeBase.name,
+    description: knowledgeBase.description,
+    embedding_model: knowledgeBase.embeddingModel,
+    embedding_dimensions: knowledgeBase.embeddingDimensions,
+    document_count: knowledgeBase.documentCount,
+    chunk_count: knowledgeBase.chunkCount,
+    search_mode: semantic.enabled ? ('hybrid' as const) : ('bm25' as const),
+    notice: semantic.reason,
+    created_at: knowledgeBase.createdAt,
+    updated_at: knowledgeBase.updatedAt,
+  };
+}
+
+/** POST and GET /v1/knowledge-bases. */
+function knowledgeBaseCollectionRoutes(app: App, knowledge: KnowledgeService): void {
   app.post(
     '/v1/knowledge-bases',
     {
@@ -197,15 +232,12 @@ export function knowledgeRoutes(app: App, services: Services): void {
       },
     },
     async (request, reply) => {
-      const knowledgeBase = await services.knowledge.createKnowledgeBase(
-        principalOf(request).accountId,
-        {
-          name: request.body.name,
-          description: request.body.description,
-          embeddingModel: request.body.embedding_model,
-        },
-      );
-      return reply.code(201).send(knowledgeBaseToJson(knowledgeBase));
+      const knowledgeBase = await knowledge.createKnowledgeBase(principalOf(request).accountId, {
+        name: request.body.name,
+        description: request.body.description,
+        embeddingModel: request.body.embedding_model,
+      });
+      return reply.code(201).send(knowledgeBaseToJson(knowledge, knowledgeBase));
     },
   );
 
@@ -226,19 +258,22 @@ export function knowledgeRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const { limit, offset } = request.query;
-      const page = await services.knowledge.listKnowledgeBases(principalOf(request).accountId, {
+      const page = await knowledge.listKnowledgeBases(principalOf(request).accountId, {
         limit,
         offset,
       });
       return {
-        knowledge_bases: page.knowledgeBases.map(knowledgeBaseToJson),
+        knowledge_bases: page.knowledgeBases.map((item) => knowledgeBaseToJson(knowledge, item)),
         total: page.total,
         limit,
         offset,
       };
     },
   );
+}
 
+/** GET and DELETE /v1/knowledge-bases/{kb_id}. */
+function knowledgeBaseRoutes(app: App, knowledge: KnowledgeService): void {
   app.get(
     '/v1/knowledge-bases/:kb_id',
     {
@@ -253,10 +288,8 @@ export function knowledgeRoutes(app: App, services: Services): void {
     },
     async (request) =>
       knowledgeBaseToJson(
-        await services.knowledge.getKnowledgeBase(
-          principalOf(request).accountId,
-          request.params.kb_id,
-        ),
+        knowledge,
+        await knowledge.getKnowledgeBase(principalOf(request).accountId, request.params.kb_id),
       ),
   );
 
@@ -275,17 +308,24 @@ export function knowledgeRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const id = request.params.kb_id;
-      await services.knowledge.deleteKnowledgeBase(principalOf(request).accountId, id);
+      await knowledge.deleteKnowledgeBase(principalOf(request).accountId, id);
       return { success: true, message: `Knowledge base '${id}' deleted.`, id };
     },
   );
+}
 
+/** POST /v1/knowledge-bases/{kb_id}/documents. */
+function addDocumentRoute(
+  app: App,
+  knowledge: KnowledgeService,
+  options: KnowledgeRouteOptions,
+): void {
   app.post(
     '/v1/knowledge-bases/:kb_id/documents',
     {
       config: { access: access.scopes('agents:write'), feature: 'semantic_search' },
       // Documents may be up to 5 MiB of text, and JSON escaping makes the body larger still.
-      bodyLimit: Math.max(services.config.server.bodyLimitBytes, 16 * 1024 * 1024),
+      bodyLimit: Math.max(options.bodyLimitBytes, 16 * 1024 * 1024),
       schema: {
         operationId: 'addDocument',
         tags,
@@ -335,7 +375,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
       const body = request.body;
       // Metadata keys are the client's own names, at any depth: none may be a reserved name.
       if (body.metadata !== undefined) assertSafeKeys(body.metadata, 'metadata');
-      const document = await services.knowledge.addDocument(
+      const document = await knowledge.addDocument(
         principalOf(request).accountId,
         request.params.kb_id,
         {
@@ -350,7 +390,10 @@ export function knowledgeRoutes(app: App, services: Services): void {
       return reply.code(201).send(documentToJson(document));
     },
   );
+}
 
+/** GET /v1/knowledge-bases/{kb_id}/documents, and DELETE of one document. */
+function documentRoutes(app: App, knowledge: KnowledgeService): void {
   app.get(
     '/v1/knowledge-bases/:kb_id/documents',
     {
@@ -372,7 +415,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const { limit, offset } = request.query;
-      const page = await services.knowledge.listDocuments(
+      const page = await knowledge.listDocuments(
         principalOf(request).accountId,
         request.params.kb_id,
         { limit, offset },
@@ -402,11 +445,14 @@ export function knowledgeRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const { kb_id: kbId, doc_id: documentId } = request.params;
-      await services.knowledge.deleteDocument(principalOf(request).accountId, kbId, documentId);
+      await knowledge.deleteDocument(principalOf(request).accountId, kbId, documentId);
       return { success: true, message: `Document '${documentId}' deleted.`, id: documentId };
     },
   );
+}
 
+/** POST /v1/knowledge-bases/{kb_id}/search. */
+function searchRoute(app: App, knowledge: KnowledgeService): void {
   app.post(
     '/v1/knowledge-bases/:kb_id/search',
     {
@@ -454,7 +500,7 @@ export function knowledgeRoutes(app: App, services: Services): void {
     },
     async (request, reply) => {
       const topK = request.body.top_k ?? knowledgeLimits.defaultTopK;
-      const found = await services.knowledge.search(
+      const found = await knowledge.search(
         principalOf(request).accountId,
         [request.params.kb_id],
         request.body.query,

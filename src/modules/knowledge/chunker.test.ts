@@ -1,8 +1,8 @@
 // Unit tests of chunking on tricky input: lists, code, CJK, empty sections, over-long sentences,
 // overlap and size bounds.
 import { describe, expect, it } from 'vitest';
-import { growthExponent, linearExponent } from '../../test/support/growth.js';
-import { sentencePieces } from '../text/sentences.js';
+import { growthExponent, linearExponent } from '../../../test/support/growth.js';
+import { sentencePieces } from '../../text/sentences.js';
 import {
   chunkBlocks,
   chunkDocument,

@@ -1,10 +1,10 @@
 // Splits extracted text into search chunks: per section, whole sentences packed up to a size, with
 // whole-sentence overlap between neighbours; code blocks and list items are never cut at punctuation.
-import { TooManySectionsError, type ExtractedText, type TextBlock } from '../text/blocks.js';
-import { splitLongText } from '../text/cut.js';
-import { extractText, type DocumentContentType } from '../text/extract-text.js';
-import type { TextPiece } from '../text/segments.js';
-import { sentencePieces } from '../text/sentences.js';
+import { TooManySectionsError, type ExtractedText, type TextBlock } from '../../text/blocks.js';
+import { splitLongText } from '../../text/cut.js';
+import { extractText, type DocumentContentType } from '../../text/extract-text.js';
+import type { TextPiece } from '../../text/segments.js';
+import { sentencePieces } from '../../text/sentences.js';
 
 export interface ChunkingOptions {
   /** Largest chunk, in characters (UTF-16 code units, as JavaScript counts them). */

@@ -1,16 +1,16 @@
 // Knowledge bases, their documents and chunks. Every query is scoped by account; a document and its
 // chunks are stored in one transaction with the knowledge base's counters.
 import type { Kysely } from 'kysely';
-import type { ChunkRecord, KnowledgeIndex } from '../dialects/knowledge-index.js';
-import type { DatabaseSchema } from '../schema.js';
-import { pageOf } from './paging.js';
+import type { ChunkRecord, KnowledgeIndex } from '../../storage/dialects/knowledge-index.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { pageOf } from '../../storage/repositories/paging.js';
 import type {
   KnowledgeBase,
   EmbeddingStatus,
   KnowledgeDocument,
   NewKnowledgeDocument,
   ChunkWithDocument,
-} from '../../knowledge/knowledge-base.js';
+} from './knowledge-base.js';
 
 export interface Page {
   limit: number;

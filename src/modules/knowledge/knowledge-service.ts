@@ -1,26 +1,26 @@
 // Knowledge bases of an account: CRUD, document ingestion (extract → chunk → embed → store) and
 // hybrid search (keyword + vector, fused by reciprocal rank), the retrieval behind RetrievalAgent.
-import type { AppConfig } from '../config/config.js';
+import type { AppConfig } from '../../config/config.js';
 import {
   AppError,
   InvalidParameterError,
   MissingParameterError,
   NotFoundError,
-} from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ModelRegistry } from '../models/model-registry.js';
-import { RequestAbortedError } from '../models/spec.js';
+} from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import { RequestAbortedError } from '../../models/spec.js';
 import {
   vectorNorm,
   type ChunkRecord,
   type KnowledgeIndex,
   type RankedChunk,
-} from '../storage/dialects/knowledge-index.js';
-import type { KnowledgeRepository, Page } from '../storage/repositories/knowledge.repository.js';
+} from '../../storage/dialects/knowledge-index.js';
+import type { KnowledgeRepository, Page } from './knowledge.repository.js';
 import type { EmbeddingStatus, KnowledgeBase, KnowledgeDocument } from './knowledge-base.js';
 import type { TextChunk } from './chunker.js';
-import { documentContentTypes, type DocumentContentType } from '../text/extract-text.js';
-import type { TextPool } from '../text-pool/text-pool.js';
+import { documentContentTypes, type DocumentContentType } from '../../text/extract-text.js';
+import type { TextPool } from '../../text-pool/text-pool.js';
 import { reciprocalRankFusion } from './rank-fusion.js';
 
 export const knowledgeLimits = {
