@@ -13,7 +13,7 @@ import type { ExtractedPage, ExtractOptions } from '../agents/web/extract-page.j
 import { RequestAbortedError } from '../models/spec.js';
 import { bundleDirectory, packageRoot } from '../runtime-paths.js';
 import type { StructureResult } from '../agents/structure/engine.js';
-import type { Entity } from '../modules/routing/entities.js';
+import type { Entity } from '../text/entities.js';
 import type { TextWork } from '../agents/agent-type.js';
 import type { ReasoningAnswer } from '../text/reasoning-text.js';
 import type { ExtractiveSummary, SummarizeOptions } from '../text/textrank.js';

@@ -22,7 +22,7 @@ import {
   detectEntities,
   prepareEntityDetection,
   type Entity,
-} from '../modules/routing/entities.js';
+} from '../text/entities.js';
 import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text.js';
 import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
 

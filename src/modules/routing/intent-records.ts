@@ -3,7 +3,7 @@
 import { AppError } from '../../errors/app-error.js';
 import { newId } from '../../ids.js';
 import { assessComplexity } from './complexity.js';
-import { detectEntities, type Entity } from './entities.js';
+import { detectEntities, type Entity } from '../../text/entities.js';
 import type { Classification } from './intent-classifier.js';
 import type { RoutingContext } from './routing-context.js';
 import type { Intent, RouteTarget, RoutingCaller } from './types.js';

@@ -6,7 +6,7 @@ import type { AppConfig, ModelDefinition } from '../../config/config.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { loadCandidates, type CandidateSources, type Candidates } from './candidates.js';
-import type { Entity } from './entities.js';
+import type { Entity } from '../../text/entities.js';
 import type { IntentClassifier } from './intent-classifier.js';
 import type { AccountRouter, RouterCache } from './router-cache.js';
 import type { RoutingRepository } from './routing.repository.js';

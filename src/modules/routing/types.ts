@@ -2,7 +2,7 @@
 // taught examples.
 import type { Scope } from '../../auth/scopes.js';
 import type { ComplexityLevel, ComplexitySignals } from './complexity.js';
-import type { Entity } from './entities.js';
+import type { Entity } from '../../text/entities.js';
 import type { RoutingStrategy } from './model-selection.js';
 import type { IntentCategory } from './taxonomy.js';
 
