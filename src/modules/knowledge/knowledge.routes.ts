@@ -4,8 +4,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
-import { knowledgeLimits, type KnowledgeService, type SearchHit } from './knowledge-service.js';
+import type { SearchHit } from './hybrid-search.js';
+import type { KnowledgeService } from './knowledge-service.js';
 import type { KnowledgeBase, KnowledgeDocument } from './knowledge-base.js';
+import { knowledgeLimits } from './limits.js';
 import { assertSafeKeys, reservedKeysNote } from '../../validation/safe-keys.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import {
