@@ -1,8 +1,6 @@
 // Conversations over HTTP: list, create, read, change, delete; their history; template assignment;
 // and, from feedback.routes.ts, the per-conversation feedback summary and feedback itself, as one
 // Fastify plugin over the conversation and feedback services.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
 import { access } from '../../auth/scopes.js';
 import { InvalidParameterError, MissingParameterError } from '../../errors/app-error.js';
 import { PageSchema } from '../../http/schemas/common.js';
@@ -27,12 +25,9 @@ import {
 } from './conversations.schemas.js';
 import type { FeedbackService } from './feedback-service.js';
 import { feedbackSummaryRoutes, submitFeedbackRoutes } from './feedback.routes.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 
-export type ConversationsPlugin = FastifyPluginCallback<
-  Record<never, never>,
-  RawServerDefault,
-  TypeBoxTypeProvider
->;
+export type ConversationsPlugin = FeaturePlugin;
 
 export interface ConversationRoutesDependencies {
   readonly conversations: ConversationService;
@@ -43,20 +38,13 @@ export interface ConversationRoutesDependencies {
 
 /** The routes of conversations and feedback, registered by app.ts like any Fastify plugin. */
 export function conversationsPlugin(dependencies: ConversationRoutesDependencies) {
-  const plugin: ConversationsPlugin = (app, _options, done) => {
+  return featurePlugin('conversations', (app) => {
     collectionRoutes(app, dependencies);
     conversationRoutes(app, dependencies);
     messageRoutes(app, dependencies.conversations);
     templateAssignmentRoutes(app, dependencies.conversations);
     feedbackSummaryRoutes(app, dependencies);
     submitFeedbackRoutes(app, dependencies.feedback);
-    done();
-  };
-  // Not encapsulated (Fastify's skip-override, as routing's plugin): its routes join the app's
-  // own context, with the app's strict validator and hooks, exactly as before they moved here.
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: 'conversations',
   });
 }
 

@@ -4,6 +4,7 @@ import { access } from '../../auth/scopes.js';
 import { featureDescriptions, featureNames } from './feature-catalog.js';
 import type { HealthPlugin } from './health.routes.js';
 import { FeaturesResponseSchema } from './health.schemas.js';
+import { featurePlugin } from '../../http/feature-plugin.js';
 
 /** Whether voice chat can work now, and if not, which speech models are missing. */
 export type VoiceChatReadiness = () => { ready: boolean; reason: string | null };
@@ -28,7 +29,7 @@ export function featuresPlugin(
         reason: readiness.reason,
       };
     });
-  const plugin: HealthPlugin = (app, _options, done) => {
+  return featurePlugin('features', (app) => {
     app.get(
       '/v1/features',
       {
@@ -44,11 +45,5 @@ export function featuresPlugin(
       },
       () => ({ features: features() }),
     );
-    done();
-  };
-  // Not encapsulated, for the same reason as the health check's plugin.
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: 'features',
   });
 }

@@ -1,23 +1,18 @@
 // GET /v1/health: liveness and database reachability, no key needed.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
 import { access } from '../../auth/scopes.js';
 import type { AppConfig } from '../../config/config.js';
 import type { HealthService } from './health-service.js';
 import { HealthSchema } from './health.schemas.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 
-export type HealthPlugin = FastifyPluginCallback<
-  Record<never, never>,
-  RawServerDefault,
-  TypeBoxTypeProvider
->;
+export type HealthPlugin = FeaturePlugin;
 
 /** The health check's route, registered by app.ts like any Fastify plugin. */
 export function healthPlugin(
   health: HealthService,
   config: Pick<AppConfig, 'serviceName' | 'version'>,
 ): HealthPlugin {
-  const plugin: HealthPlugin = (app, _options, done) => {
+  return featurePlugin('health', (app) => {
     app.get(
       '/v1/health',
       {
@@ -41,12 +36,5 @@ export function healthPlugin(
         });
       },
     );
-    done();
-  };
-  // Not encapsulated, as routing's plugin: the route lives in the app's own context, under the
-  // app's strict validator and every hook, as when app.ts declared it itself.
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: 'health',
   });
 }

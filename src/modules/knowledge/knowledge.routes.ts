@@ -1,7 +1,5 @@
 // Knowledge bases for RetrievalAgent over HTTP: create, list, read, delete; their documents; hybrid
 // search; as one Fastify plugin over the knowledge service.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
 import { access } from '../../auth/scopes.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';
@@ -25,12 +23,9 @@ import {
   tags,
 } from './knowledge.schemas.js';
 import { knowledgeLimits } from './limits.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 
-export type KnowledgePlugin = FastifyPluginCallback<
-  Record<never, never>,
-  RawServerDefault,
-  TypeBoxTypeProvider
->;
+export type KnowledgePlugin = FeaturePlugin;
 
 export interface KnowledgeRouteOptions {
   /** The app's request body limit; a document upload may be larger (up to 16 MiB). */
@@ -42,19 +37,12 @@ export function knowledgePlugin(
   knowledge: KnowledgeService,
   options: KnowledgeRouteOptions,
 ): KnowledgePlugin {
-  const plugin: KnowledgePlugin = (app, _options, done) => {
+  return featurePlugin('knowledge', (app) => {
     knowledgeBaseCollectionRoutes(app, knowledge);
     knowledgeBaseRoutes(app, knowledge);
     addDocumentRoute(app, knowledge, options);
     documentRoutes(app, knowledge);
     searchRoute(app, knowledge);
-    done();
-  };
-  // Not encapsulated (Fastify's skip-override, as routing's plugin): its routes join the app's
-  // own context, with the app's strict validator and hooks, exactly as before they moved here.
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: 'knowledge',
   });
 }
 

@@ -1,22 +1,17 @@
 // POST /v1/layout (spec operation 35): a presentation layout for a message, usually a model's
 // Markdown answer: a template, a flat list of allow-listed components and styling.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
 import { access } from '../../auth/scopes.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
 import { componentSchemas } from './components.js';
 import { LayoutBody, LayoutResponse } from './layout.schemas.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 
-export type LayoutPlugin = FastifyPluginCallback<
-  Record<never, never>,
-  RawServerDefault,
-  TypeBoxTypeProvider
->;
+export type LayoutPlugin = FeaturePlugin;
 
 /** The route of layouts, registered by app.ts like any Fastify plugin. */
 export function layoutPlugin(text: Pick<TextPool, 'layout'>): LayoutPlugin {
-  const plugin: LayoutPlugin = (app, _options, done) => {
+  return featurePlugin('layout', (app) => {
     for (const { schema } of componentSchemas()) app.addSchema(schema);
     app.post(
       '/v1/layout',
@@ -46,12 +41,5 @@ export function layoutPlugin(text: Pick<TextPool, 'layout'>): LayoutPlugin {
         return { success: true, layout };
       },
     );
-    done();
-  };
-  // Not encapsulated, as routing's plugin: the shared component schemas it adds must be compiled
-  // by the app's strict validator, not the coercing default of a child context.
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: 'layout',
   });
 }

@@ -1,8 +1,7 @@
 // Routing over HTTP: intent classification, route recommendation, route feedback that teaches the
 // router, and the account's routing policies (spec operations 32–34 and the policy endpoints), as
 // one Fastify plugin over the routing service.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginCallback, FastifyRequest, RawServerDefault } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { Principal } from '../../auth/authenticator.js';
 import { access } from '../../auth/scopes.js';
@@ -25,16 +24,13 @@ import {
   RouteResponseSchema,
 } from './routing.schemas.js';
 import type { Intent, RoutingCaller } from './types.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 
-export type RoutingPlugin = FastifyPluginCallback<
-  Record<never, never>,
-  RawServerDefault,
-  TypeBoxTypeProvider
->;
+export type RoutingPlugin = FeaturePlugin;
 
 /** The routes of routing, registered by app.ts like any Fastify plugin. */
 export function routingPlugin(routing: RoutingService): RoutingPlugin {
-  const plugin: RoutingPlugin = (app, _options, done) => {
+  return featurePlugin('routing', (app) => {
     app.addSchema(IntentSchema);
     app.addSchema(PolicySchema);
     intentRoutes(app, routing);
@@ -42,14 +38,6 @@ export function routingPlugin(routing: RoutingService): RoutingPlugin {
     feedbackRoutes(app, routing);
     policyCollectionRoutes(app, routing);
     policyRoutes(app, routing);
-    done();
-  };
-  // Not encapsulated (Fastify's skip-override, what fastify-plugin sets): a child context that
-  // adds schemas rebuilds its validator from Fastify's defaults, which coerce body types, instead
-  // of inheriting the app's strict one (app.ts installs it with setValidatorCompiler).
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: 'routing',
   });
 }
 

@@ -1,7 +1,5 @@
 // GET /v1/templates and /v1/templates/{template_name}: the prompt template catalog, as one Fastify
 // plugin over the catalog.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
 import { access } from '../../auth/scopes.js';
 import type { TemplateDefinition } from '../../config/config.js';
 import { NotFoundError } from '../../errors/app-error.js';
@@ -12,24 +10,14 @@ import {
   TemplateListSchema,
   TemplateNameParams,
 } from './templates.schemas.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 
-export type TemplatesPlugin = FastifyPluginCallback<
-  Record<never, never>,
-  RawServerDefault,
-  TypeBoxTypeProvider
->;
+export type TemplatesPlugin = FeaturePlugin;
 
 /** The routes of the template catalog, registered by app.ts like any Fastify plugin. */
 export function templatesPlugin(templates: TemplateCatalog): TemplatesPlugin {
-  const plugin: TemplatesPlugin = (app, _options, done) => {
+  return featurePlugin('templates', (app) => {
     templateRoutes(app, templates);
-    done();
-  };
-  // Not encapsulated (Fastify's skip-override, as routing's plugin): its routes join the app's
-  // own context, with the app's strict validator and hooks, exactly as before they moved here.
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: 'templates',
   });
 }
 

@@ -1,18 +1,13 @@
 // GET /v1/usage: the account's requests, tokens and latency over time, per key and per model, as
 // a Fastify plugin over the usage service.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
 import { access } from '../../auth/scopes.js';
 import { principalOf } from '../../http/types.js';
 import type { UsageFigures, UsagePoint, UsageService } from './usage-service.js';
 import type { ActivityRow } from './usage.repository.js';
 import { UsageQuerySchema, UsageResponseSchema } from './usage.schemas.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 
-export type UsagePlugin = FastifyPluginCallback<
-  Record<never, never>,
-  RawServerDefault,
-  TypeBoxTypeProvider
->;
+export type UsagePlugin = FeaturePlugin;
 
 function figuresJson(figures: UsageFigures) {
   return {
@@ -46,7 +41,7 @@ function activityJson(row: ActivityRow) {
 
 /** The route of usage, registered by app.ts like any Fastify plugin. */
 export function usagePlugin(usage: UsageService): UsagePlugin {
-  const plugin: UsagePlugin = (app, _options, done) => {
+  return featurePlugin('usage', (app) => {
     app.get(
       '/v1/usage',
       {
@@ -103,12 +98,5 @@ export function usagePlugin(usage: UsageService): UsagePlugin {
         };
       },
     );
-    done();
-  };
-  // Not encapsulated, as routing's plugin: the route lives in the app's own context, under the
-  // app's strict validator and every hook, as when app.ts declared it itself.
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: 'usage',
   });
 }
