@@ -18,11 +18,7 @@ import {
 } from '../agents/structure/engine.js';
 import { AppError } from '../errors/app-error.js';
 import { parseLargeBody } from '../validation/input-values.js';
-import {
-  detectEntities,
-  prepareEntityDetection,
-  type Entity,
-} from '../text/entities.js';
+import { detectEntities, prepareEntityDetection, type Entity } from '../text/entities.js';
 import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text.js';
 import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
 
