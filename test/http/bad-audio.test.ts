@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalog, type ErrorCode } from '../../src/errors/catalog.js';
 import { allDialects } from '../support/dialects.js';
 import { flacBomb, oggOpusBomb, wavWith } from '../support/hostile-audio.js';
-import { allowedBlockMs, measureLoopBlock } from '../support/loop-block.js';
+import { allowedBlockMs, measureLoopBlock, remeasured } from '../support/loop-block.js';
 import { startSpeechHarness, type SpeechHarness } from '../support/speech-harness.js';
 import { bearer } from '../support/test-app.js';
 import { connect } from '../support/ws-client.js';
@@ -76,7 +76,7 @@ function expectAudioError(status: number, body: ErrorBody | undefined, what: str
   expect(body?.error.message, what).not.toMatch(/NaN|inputSampleRate|MPG123|FLAC__|wasm/i);
 }
 
-describe.each(allDialects)('hostile audio ($name)', (dialect) => {
+describe.each(allDialects)('hostile audio ($name)', remeasured, (dialect) => {
   let harness: SpeechHarness;
   let port: number;
   const transcribe = (audio: Buffer, extra: Record<string, unknown> = {}) =>

@@ -7,7 +7,12 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
-import { allowedBlockMs, measureLoopBlock, type LoopBlock } from '../support/loop-block.js';
+import {
+  allowedBlockMs,
+  measureLoopBlock,
+  type LoopBlock,
+  remeasured,
+} from '../support/loop-block.js';
 import { bearer, startTestApp, type TestApp } from '../support/test-app.js';
 import { startTestServer, type TestServer } from '../support/web-servers.js';
 
@@ -58,7 +63,7 @@ function expectRefusal(answer: Answer, param: string, pattern: RegExp): void {
 
 const tooSlow = /took longer than \d+ ms/;
 
-describe.each(allDialects)('hostile client text on $name', (dialect) => {
+describe.each(allDialects)('hostile client text on $name', remeasured, (dialect) => {
   let service: TestApp;
   let baseUrl: string;
   let pages: TestServer;
