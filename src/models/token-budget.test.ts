@@ -45,10 +45,19 @@ describe('countTokensGently', () => {
   });
 
   it('lets other work run while it counts', async () => {
-    let ticks = 0;
-    const timer = setInterval(() => (ticks += 1), 1);
-    await countTokensGently('b'.repeat(exactCountLimit), count);
+    // Each slice costs longer than a turn's budget (the counter waits for the clock to move), so
+    // the count must give the loop a turn between slices however fast the machine is. A run of
+    // one character would not do: its pieces are counted once, often within a single turn.
+    const slowCount = (slice: string) => {
+      const started = performance.now();
+      while (performance.now() - started < 3);
+      return count(slice);
+    };
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(400);
+    let turns = 0;
+    const timer = setInterval(() => (turns += 1), 1);
+    expect(await countTokensGently(text, slowCount)).toBe(count(text));
     clearInterval(timer);
-    expect(ticks).toBeGreaterThan(0);
+    expect(turns).toBeGreaterThan(0);
   });
 });
