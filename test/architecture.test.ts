@@ -3,7 +3,7 @@
 //   4 HTTP/config http/, realtime/, config/ (but config/config.ts), and modules/<area>/*.routes.ts
 //                 and *.schemas.ts: the only files that may import Fastify
 //   2 domain      one folder per feature (accounts/, agents/, …), and every other file of a module
-//   1 platform    models/, storage/, text/, audio/, and modules/<area>/*.repository.ts (whose run-time
+//   1 platform    models/, storage/, text/, audio/, net/, and modules/<area>/*.repository.ts (whose run-time
 //                 imports are storage/, errors/, ids.ts, validation/ and packages alone)
 //   0 base        errors/, validation/, ids.ts, runtime-paths.ts, config/config.ts
 // A feature module (modules/<area>/) holds one area's layers side by side, each file's layer read
@@ -41,13 +41,13 @@ function layerOf(relative: string): number {
   if (top === 'http' || top === 'realtime') return 4;
   if (['errors', 'validation'].includes(top) || ['ids.ts', 'runtime-paths.ts'].includes(relative))
     return 0;
-  if (['models', 'storage', 'text', 'audio'].includes(top)) return 1;
+  if (['models', 'storage', 'text', 'audio', 'net'].includes(top)) return 1;
   return 2; // the domain: one folder per feature
 }
 
 const layerNames = [
   'errors/ids/runtime-paths',
-  'models/storage/text/audio',
+  'models/storage/text/audio/net',
   'domain',
   '',
   'http/config',

@@ -5,7 +5,7 @@ import { availableParallelism, userInfo } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { AllowListEntryError, TargetAllowList } from '../agents/web/address-policy.js';
+import { AllowListEntryError, TargetAllowList } from '../net/address-policy.js';
 import { isWellFormedApiKey } from '../auth/api-key-format.js';
 import { featureNames, type FeatureName } from '../modules/health/feature-catalog.js';
 import { packageRoot } from '../runtime-paths.js';

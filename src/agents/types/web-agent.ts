@@ -7,7 +7,7 @@ import { AppError, InvalidParameterError, MissingParameterError } from '../../er
 import type { TextPool } from '../../text-pool/text-pool.js';
 import type { AgentType } from '../agent-type.js';
 import { readPage, type WebPage } from '../web/read-page.js';
-import { safeFetchOptionsFromConfig, WebFetchError } from '../web/safe-fetch.js';
+import { safeFetchOptionsFromConfig, WebFetchError } from '../../net/safe-fetch.js';
 import { SearchProviderError, searchProviderNames } from '../web/search-http.js';
 import { searchWithProviders } from '../web/search-providers.js';
 

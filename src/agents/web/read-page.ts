@@ -2,7 +2,7 @@
 // extractor the caller gives (the text worker threads in the service; see extract-page.ts).
 import { TextTaskLimitError } from '../../text-pool/text-pool.js';
 import type { ExtractedPage, ExtractOptions } from './extract-page.js';
-import { safeFetch, WebFetchError, type SafeFetchOptions } from './safe-fetch.js';
+import { safeFetch, WebFetchError, type SafeFetchOptions } from '../../net/safe-fetch.js';
 
 export interface WebPage {
   /** The URL that answered (after redirects). */

@@ -11,7 +11,7 @@ import {
   type TestServer,
 } from '../../../test/support/web-servers.js';
 import { articlePage, articleParagraphs, chromeMarkers } from '../../../test/support/web-pages.js';
-import { AllowListEntryError, TargetAllowList } from './address-policy.js';
+import { AllowListEntryError, TargetAllowList } from '../../net/address-policy.js';
 import { extractPage } from './extract-page.js';
 import { readPage } from './read-page.js';
 import {
@@ -20,7 +20,7 @@ import {
   WebFetchError,
   type Resolver,
   type SafeFetchOptions,
-} from './safe-fetch.js';
+} from '../../net/safe-fetch.js';
 
 const userAgent = 'web-agent-test/1.0';
 const hugeBytes = 1024 * 1024;

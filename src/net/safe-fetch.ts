@@ -6,7 +6,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import type { AppConfig } from '../../config/config.js';
+import type { AppConfig } from '../config/config.js';
 import { isMetadataHostName, judgeAddress, TargetAllowList } from './address-policy.js';
 import {
   acceptedMediaTypes,
