@@ -4,6 +4,7 @@
 // refused with a 400 naming the field, so that no key a client chose can ever reach an object's
 // prototype (one tenant's request must not change what every other tenant's requests see).
 import { InvalidParameterError } from '../errors/app-error.js';
+import { walkJson } from './json-walk.js';
 
 /** The reserved names, in the order messages list them. */
 export const forbiddenKeys: readonly string[] = ['__proto__', 'constructor', 'prototype'];
@@ -31,62 +32,15 @@ function joinParam(param: string, step: string | number): string {
   return param === '' ? step : `${param}.${step}`;
 }
 
-interface Frame {
-  container: unknown[] | Record<string, unknown>;
-  /** The object's own keys; null for an array. */
-  keys: string[] | null;
-  next: number;
-}
-
 /**
- * The first reserved key in a JSON-like value (own keys of objects, arrays walked; no recursion,
- * nothing allocated per value: the parameter is spelt out only when a key is found), as the
+ * The first reserved key in a JSON-like value (own keys of objects, arrays walked), as the
  * parameter it sits at under `param`; null when there is none.
  */
 export function findForbiddenKey(value: unknown, param = ''): ForbiddenKeyFound | null {
-  const stack: Frame[] = [];
-  const paramOf = (key: string): string => {
-    let at = param;
-    for (const frame of stack) {
-      at = joinParam(at, frame.keys === null ? frame.next - 1 : frame.keys[frame.next - 1]!);
-    }
-    return joinParam(at, key);
-  };
-  const open = (current: unknown): ForbiddenKeyFound | null => {
-    if (current === null || typeof current !== 'object') return null;
-    if (Array.isArray(current)) {
-      stack.push({ container: current as unknown[], keys: null, next: 0 });
-      return null;
-    }
-    // Own keys only, `__proto__` included when JSON.parse or a database row defined it.
-    const keys = Object.keys(current);
-    for (const key of keys) {
-      if (isForbiddenKey(key)) return { param: paramOf(key), key };
-    }
-    stack.push({ container: current as Record<string, unknown>, keys, next: 0 });
-    return null;
-  };
-  const first = open(value);
-  if (first !== null) return first;
-  while (stack.length > 0) {
-    const frame = stack[stack.length - 1]!;
-    const size = frame.keys === null ? (frame.container as unknown[]).length : frame.keys.length;
-    if (frame.next >= size) {
-      stack.pop();
-      continue;
-    }
-    const index = frame.next;
-    frame.next += 1;
-    const child =
-      frame.keys === null
-        ? (frame.container as unknown[])[index]
-        : (frame.container as Record<string, unknown>)[frame.keys[index]!];
-    if (child !== null && typeof child === 'object') {
-      const found = open(child);
-      if (found !== null) return found;
-    }
-  }
-  return null;
+  return walkJson<ForbiddenKeyFound>(value, {
+    key: (key, at) =>
+      isForbiddenKey(key) ? { param: at.path(key).reduce<string>(joinParam, param), key } : null,
+  });
 }
 
 /** The 400 for a reserved key found at `param` (the key is its last step). */
