@@ -24,14 +24,14 @@ import {
   postgresChangeTransport,
   redisChangeTransport,
   type ChangeTransport,
-} from './executions/change-feed.js';
-import { ExecutionService } from './executions/execution-service.js';
-import { InstanceRegistry } from './executions/instance-registry.js';
+} from './modules/pipelines/executions/change-feed.js';
+import { ExecutionService } from './modules/pipelines/executions/execution-service.js';
+import { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
 import { newId } from './ids.js';
 import { MemoryJobQueue, type JobQueue, type RunJob } from './jobs/job-queue.js';
 import { PlatformMetrics } from './metrics/metrics.js';
-import { PipelineRunner } from './pipelines/pipeline-runner.js';
-import { PipelineService } from './pipelines/pipeline-service.js';
+import { PipelineRunner } from './modules/pipelines/pipeline-runner.js';
+import { PipelineService } from './modules/pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
 import {
   createConversationsModule,
@@ -54,9 +54,9 @@ import { openStorage, type Storage } from './storage/database.js';
 import { PostgresListener } from './storage/dialects/postgres-notifications.js';
 import { AccountsRepository } from './storage/repositories/accounts.repository.js';
 import { AgentsRepository } from './storage/repositories/agents.repository.js';
-import { ExecutionsRepository } from './storage/repositories/executions.repository.js';
+import { ExecutionsRepository } from './modules/pipelines/executions/executions.repository.js';
 import { ApiKeysRepository } from './storage/repositories/api-keys.repository.js';
-import { PipelinesRepository } from './storage/repositories/pipelines.repository.js';
+import { PipelinesRepository } from './modules/pipelines/pipelines.repository.js';
 import { SessionsRepository } from './storage/repositories/sessions.repository.js';
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
 import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';

@@ -8,21 +8,21 @@
 // start) stored on the execution, so any instance can take a run up: stages already completed are
 // read back from their records, not run again, and the stage that was interrupted runs again.
 import type { Logger } from 'pino';
-import { AgentRunError, type AgentExecutor } from '../agents/agent-executor.js';
-import type { AgentService } from '../agents/agent-service.js';
-import { AppError, InvalidParameterError, NotFoundError } from '../errors/app-error.js';
-import type { ExecutionService } from '../executions/execution-service.js';
+import { AgentRunError, type AgentExecutor } from '../../agents/agent-executor.js';
+import type { AgentService } from '../../agents/agent-service.js';
+import { AppError, InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
+import type { ExecutionService } from './executions/execution-service.js';
 import {
   executionError,
   executionErrorFrom,
   type Execution,
   type ExecutionError,
   type StageRecord,
-} from '../executions/execution.js';
-import type { JobQueue, JobResult, RunJob } from '../jobs/job-queue.js';
+} from './executions/execution.js';
+import type { JobQueue, JobResult, RunJob } from '../../jobs/job-queue.js';
 import type { PipelineStage } from './pipeline.js';
 import { checkStageNames, type PipelineService } from './pipeline-service.js';
-import { assertSafeTopLevelKeys, defineOwn } from '../validation/safe-keys.js';
+import { assertSafeTopLevelKeys, defineOwn } from '../../validation/safe-keys.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 
 export interface PipelineRunResult {

@@ -3,7 +3,7 @@
 import Type from 'typebox';
 import { reservedKeysNote } from '../../validation/safe-keys.js';
 import { access } from '../../auth/scopes.js';
-import type { Pipeline } from '../../pipelines/pipeline.js';
+import type { Pipeline } from './pipeline.js';
 import type { Services } from '../../services.js';
 import {
   commonParameters,
@@ -13,10 +13,10 @@ import {
   PageSchema,
   Timestamp,
   UserIdSchema,
-} from '../schemas/common.js';
-import { clientGoneSignal } from '../streaming.js';
-import { principalOf, type App } from '../types.js';
-import { ExecutionListEntrySchema, executionListEntry } from './execution-json.js';
+} from '../../http/schemas/common.js';
+import { clientGoneSignal } from '../../http/streaming.js';
+import { principalOf, type App } from '../../http/types.js';
+import { ExecutionListEntrySchema, executionListEntry } from './executions/executions.schemas.js';
 
 const PipelineIdParams = Type.Object({ pipeline_id: Type.String({ maxLength: 100 }) });
 

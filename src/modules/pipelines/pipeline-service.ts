@@ -4,11 +4,11 @@ import {
   InvalidParameterError,
   MissingParameterError,
   NotFoundError,
-} from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { AgentService } from '../agents/agent-service.js';
-import type { PipelinesRepository } from '../storage/repositories/pipelines.repository.js';
-import { assertSafeKeys, assertSafeName, forbiddenKeyError } from '../validation/safe-keys.js';
+} from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { AgentService } from '../../agents/agent-service.js';
+import type { PipelinesRepository } from './pipelines.repository.js';
+import { assertSafeKeys, assertSafeName, forbiddenKeyError } from '../../validation/safe-keys.js';
 import { forbiddenKeyIn, parsePath, PathSyntaxError } from './path-expression.js';
 import type { LayoutEdge, LayoutNode, Pipeline, PipelineStage, VisualLayout } from './pipeline.js';
 

@@ -1,17 +1,17 @@
 // Execution records of agent and pipeline runs: read one, or follow it as Server-Sent Events.
 import Type from 'typebox';
-import { access } from '../../auth/scopes.js';
-import type { ExecutionEvent } from '../../executions/execution.js';
-import type { Services } from '../../services.js';
-import { ObjectIdSchema } from '../schemas/common.js';
+import { access } from '../../../auth/scopes.js';
+import type { ExecutionEvent } from './execution.js';
+import type { Services } from '../../../services.js';
+import { ObjectIdSchema } from '../../../http/schemas/common.js';
 import {
   guardAnswer,
   sendEventStream,
   serverSentEvents,
   untilCredentialsEnd,
-} from '../streaming.js';
-import { principalOf, type App } from '../types.js';
-import { ExecutionSchema, executionEventToJson, executionToJson } from './execution-json.js';
+} from '../../../http/streaming.js';
+import { principalOf, type App } from '../../../http/types.js';
+import { ExecutionSchema, executionEventToJson, executionToJson } from './executions.schemas.js';
 
 const ExecutionIdParams = Type.Object({ execution_id: ObjectIdSchema('exec_…') });
 
