@@ -8,7 +8,7 @@
 // start) stored on the execution, so any instance can take a run up: stages already completed are
 // read back from their records, not run again, and the stage that was interrupted runs again.
 import type { Logger } from 'pino';
-import { AgentRunError, type AgentExecutor } from '../../agents/agent-executor.js';
+import type { AgentExecutor, AgentRunError } from '../../agents/agent-executor.js';
 import type { AgentService } from '../../agents/agent-service.js';
 import { AppError, InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
 import type { ExecutionService } from './executions/execution-service.js';
@@ -46,6 +46,8 @@ export interface PipelineRunnerOptions {
   executions: ExecutionService;
   agents: AgentService;
   executor: AgentExecutor;
+  /** A failed run of an agent (its error and its cost), as opposed to a fault of the service. */
+  isRunFailure(error: unknown): error is AgentRunError;
   /** Carries asynchronous runs (to this instance or another). */
   queue: JobQueue;
   logger: Logger;
@@ -445,7 +447,7 @@ export class PipelineRunner {
         });
         return { output, tokensUsed };
       } catch (error) {
-        if (!(error instanceof AgentRunError)) throw error;
+        if (!this.options.isRunFailure(error)) throw error;
         tokensUsed += error.tokensUsed;
         if (runSignal.aborted) {
           if (stopReason === 'handover') throw new RunHandedOver();

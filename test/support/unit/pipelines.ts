@@ -4,7 +4,7 @@
 // the calling thread (the executor's default), so no worker thread starts.
 import type { KnowledgeSearcher } from '../../../src/agents/agent-type.js';
 import { AgentCatalog } from '../../../src/agents/agent-catalog.js';
-import { AgentExecutor } from '../../../src/agents/agent-executor.js';
+import { AgentExecutor, AgentRunError } from '../../../src/agents/agent-executor.js';
 import { AgentService } from '../../../src/agents/agent-service.js';
 import { generationAgent } from '../../../src/agents/types/generation-agent.js';
 import { reasoningAgent } from '../../../src/agents/types/reasoning-agent.js';
@@ -126,6 +126,7 @@ export async function pipelineStack(options: PipelineStackOptions): Promise<Pipe
     executions,
     agents,
     executor: new AgentExecutor({ agents, catalog, models, executions, logger, now: clock.now }),
+    isRunFailure: (error) => error instanceof AgentRunError,
     queue,
     logger,
     now: clock.now,
