@@ -1,8 +1,5 @@
-// Executes pipelines: each stage's inputs are resolved from the run's inputs and earlier stages'
-// outputs, its agent runs through the same code path as an agent execution (with the stage's
-// timeout and retries), and its outputs are mapped — every step recorded through the execution
-// service, whose change feed tells followers. A failing stage stops the run: the execution fails
-// naming the stage and the cause, and later stages are recorded skipped.
+// Executes pipelines: a run is started here (recorded, then carried to its end or queued), and
+// queued runs are taken from the job queue and continued; run-stages.ts carries out the stages.
 //
 // Asynchronous runs go through the job queue with their plan (the stages as they were at the
 // start) stored on the execution, so any instance can take a run up: stages already completed are
@@ -10,25 +7,20 @@
 import type { Logger } from 'pino';
 import type { AgentExecutor, AgentRunError } from '../../agents/agent-executor.js';
 import type { AgentService } from '../../agents/agent-service.js';
-import { AppError, InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
+import { InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
 import type { ExecutionService } from './executions/execution-service.js';
-import {
-  executionError,
-  executionErrorFrom,
-  type Execution,
-  type ExecutionError,
-  type StageRecord,
-} from './executions/execution.js';
+import { executionError, type Execution } from './executions/execution.js';
 import type { JobQueue, JobResult, RunJob } from '../../jobs/job-queue.js';
-import type { PipelineStage } from './pipeline.js';
-import { checkStageNames, type PipelineService } from './pipeline-service.js';
-import { assertSafeTopLevelKeys, defineOwn } from '../../validation/safe-keys.js';
-import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
-
-export interface PipelineRunResult {
-  execution: Execution;
-  stagesCompleted: number;
-}
+import type { PipelineService } from './pipeline-service.js';
+import { assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
+import {
+  isRunPlan,
+  RunHandedOver,
+  type PipelineRunResult,
+  type RunContext,
+  type RunPlan,
+} from './pipeline-run.js';
+import { runStages } from './run-stages.js';
 
 export interface PipelineRunOptions {
   conversationId: string | null;
@@ -54,64 +46,18 @@ export interface PipelineRunnerOptions {
   now?: () => number;
 }
 
-/** What a queued run keeps on its execution: the stages as they were when it started. */
-interface RunPlan {
-  pipelineId: string;
-  stages: PipelineStage[];
-}
-
-function isRunPlan(
-  value: Record<string, unknown> | null,
-): value is Record<string, unknown> & RunPlan {
-  return value !== null && typeof value.pipelineId === 'string' && Array.isArray(value.stages);
-}
-
-/** The instance is stopping: the run is left running, for another instance to continue. */
-class RunHandedOver extends Error {
-  constructor() {
-    super('the run was handed over to another instance');
-  }
-}
-
-/** A stage failed; `message` is the cause (the execution's error adds the stage name). */
-class StageFailure extends Error {
-  constructor(
-    readonly detail: ExecutionError,
-    readonly tokensUsed: number,
-  ) {
-    super(detail.message);
-  }
-}
-
-function describePath(path: PathExpression): string {
-  return path.root === 'stages'
-    ? `stage '${path.stage ?? ''}' has no '${path.steps.join('.')}'`
-    : `the run has no input '${path.steps.join('.')}'`;
-}
-
-/**
- * What stopping a run from outside means: `client`, the client of a synchronous run went away (the
- * stage is recorded failed, aborted); `handover`, this instance is stopping (nothing is recorded:
- * the run stays running and the queue gives it to another instance).
- */
-type StopReason = 'client' | 'handover';
-
-/** One stage of a run: its record's id, its definition and, when resuming, its record as it is. */
-interface PlannedStage {
-  id: string;
-  stage: PipelineStage;
-  previous?: StageRecord;
-}
-
 export class PipelineRunner {
-  private readonly now: () => number;
+  private readonly context: RunContext;
 
   constructor(private readonly options: PipelineRunnerOptions) {
-    this.now = options.now ?? Date.now;
-  }
-
-  private iso(): string {
-    return new Date(this.now()).toISOString();
+    this.context = {
+      executions: options.executions,
+      agents: options.agents,
+      executor: options.executor,
+      isRunFailure: (error) => options.isRunFailure(error),
+      logger: options.logger,
+      now: options.now ?? Date.now,
+    };
   }
 
   /**
@@ -151,15 +97,24 @@ export class PipelineRunner {
       })),
       plan === null ? null : { ...plan },
     );
-    const records = stages.map((record, index) => ({
-      id: record.id,
-      stage: pipeline.stages[index]!,
-    }));
-    if (!options.detach) {
-      return this.run(execution, pipeline.id, records, options.signal, 'client', this.now());
-    }
+    if (options.detach) return this.enqueue(execution);
+    return runStages(this.context, {
+      execution,
+      pipelineId: pipeline.id,
+      stages: stages.map((record, index) => ({ id: record.id, stage: pipeline.stages[index]! })),
+      signal: options.signal,
+      stopReason: 'client',
+      started: this.context.now(),
+    });
+  }
+
+  /** Hands a detached run to the job queue; one it cannot take is recorded failed. */
+  private async enqueue(execution: Execution): Promise<PipelineRunResult> {
     try {
-      await this.options.queue.enqueue({ executionId: execution.id, accountId });
+      await this.options.queue.enqueue({
+        executionId: execution.id,
+        accountId: execution.accountId,
+      });
     } catch (error) {
       // Not queued, nobody would ever run it: recorded failed, and the client told.
       await this.options.executions.finish(execution, {
@@ -196,276 +151,30 @@ export class PipelineRunner {
         output: null,
         error: executionError('internal_error', 'the run has no plan to continue from'),
         tokensUsed: 0,
-        executionTimeMs: this.now() - Date.parse(execution.createdAt),
+        executionTimeMs: this.context.now() - Date.parse(execution.createdAt),
       });
       return 'done';
     }
     // From now on this instance's heartbeat vouches for the run.
     await executions.claim(execution.id);
-    const records = detail.stages.map((record) => ({
-      id: record.id,
-      stage: plan.stages[record.position]!,
-      previous: record,
-    }));
     try {
-      await this.run(
+      await runStages(this.context, {
         execution,
-        plan.pipelineId,
-        records,
+        pipelineId: plan.pipelineId,
+        stages: detail.stages.map((record) => ({
+          id: record.id,
+          stage: plan.stages[record.position]!,
+          previous: record,
+        })),
         signal,
-        'handover',
-        Date.parse(execution.createdAt),
-      );
+        stopReason: 'handover',
+        started: Date.parse(execution.createdAt),
+      });
       return 'done';
     } catch (error) {
       if (error instanceof RunHandedOver) return 'handed-over';
       throw error;
     }
-  }
-
-  private async run(
-    execution: Execution,
-    pipelineId: string,
-    records: readonly PlannedStage[],
-    signal: AbortSignal,
-    stopReason: StopReason,
-    started: number,
-  ): Promise<PipelineRunResult> {
-    // By stage name: a Map, so that no stage name is ever a property of an object.
-    const outputs = new Map<string, Record<string, unknown>>();
-    let tokensUsed = 0;
-    let completed = 0;
-    let last: Record<string, unknown> = {};
-    let failure: ExecutionError | null = await this.refuseStoredNames(execution, records);
-    for (const { id, stage, previous } of failure === null ? records : []) {
-      // Done before (by this instance or one that stopped): its output is read back, not rerun.
-      if (previous?.status === 'completed') {
-        const output = previous.output ?? {};
-        tokensUsed += previous.tokensUsed;
-        outputs.set(stage.name, output);
-        last = output;
-        completed += 1;
-        continue;
-      }
-      if (previous?.status === 'failed' || previous?.status === 'skipped') {
-        // Recorded failed, the run not yet finished: it ends as it would have.
-        tokensUsed += previous.tokensUsed;
-        const detail =
-          previous.error ?? executionError('internal_error', 'the stage failed; see its record');
-        failure = {
-          ...detail,
-          message: `stage '${stage.name}' failed: ${detail.message}`,
-          stage: stage.name,
-        };
-        break;
-      }
-      if (signal.aborted && stopReason === 'handover') throw new RunHandedOver();
-      try {
-        const result = await this.runStage(execution, id, stage, outputs, signal, stopReason);
-        tokensUsed += result.tokensUsed;
-        outputs.set(stage.name, result.output);
-        last = result.output;
-        completed += 1;
-      } catch (error) {
-        if (error instanceof RunHandedOver) throw error;
-        if (!(error instanceof StageFailure)) {
-          this.options.logger.error(
-            { err: error, execution_id: execution.id, pipeline_id: pipelineId },
-            'pipeline stage failed unexpectedly',
-          );
-        }
-        const detail =
-          error instanceof StageFailure
-            ? error.detail
-            : executionError(
-                'internal_error',
-                'the stage failed unexpectedly; the failure was logged',
-              );
-        tokensUsed += error instanceof StageFailure ? error.tokensUsed : 0;
-        failure = {
-          ...detail,
-          message: `stage '${stage.name}' failed: ${detail.message}`,
-          stage: stage.name,
-        };
-        break;
-      }
-    }
-    const finished = await this.options.executions.finish(execution, {
-      status: failure === null ? 'completed' : 'failed',
-      output: failure === null ? last : null,
-      error: failure,
-      tokensUsed,
-      executionTimeMs: this.now() - started,
-    });
-    return { execution: finished, stagesCompleted: completed };
-  }
-
-  /**
-   * Stages are checked at save time, but a run's plan is read back from the database: one saved
-   * before a rule existed (or written there by other means) with a reserved or malformed name or
-   * path (`parameters.__proto__.x`) must not run at all. The first such stage is recorded failed
-   * with the same 400 it would get at save time, before any stage runs; null when all are sound.
-   */
-  private async refuseStoredNames(
-    execution: Execution,
-    records: readonly PlannedStage[],
-  ): Promise<ExecutionError | null> {
-    for (const [index, { id, stage, previous }] of records.entries()) {
-      if (previous?.status === 'completed') continue;
-      try {
-        checkStageNames(stage, `stages[${index}]`);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        const detail = executionErrorFrom(error);
-        await this.options.executions.updateStage(execution.id, id, {
-          status: 'failed',
-          attempts: 0,
-          error: detail,
-          tokensUsed: 0,
-          executionTimeMs: 0,
-          completedAt: this.iso(),
-        });
-        return {
-          ...detail,
-          message: `stage '${stage.name}' failed: ${detail.message}`,
-          stage: stage.name,
-        };
-      }
-    }
-    return null;
-  }
-
-  private async runStage(
-    execution: Execution,
-    recordId: string,
-    stage: PipelineStage,
-    outputs: ReadonlyMap<string, Record<string, unknown>>,
-    runSignal: AbortSignal,
-    stopReason: StopReason,
-  ): Promise<{ output: Record<string, unknown>; tokensUsed: number }> {
-    const { executions } = this.options;
-    const record = (update: Parameters<ExecutionService['updateStage']>[2]) =>
-      executions.updateStage(execution.id, recordId, update);
-    const started = this.now();
-    await record({ status: 'running', startedAt: this.iso() });
-    let input: Record<string, unknown> = {};
-    let attempts = 0;
-    let tokensUsed = 0;
-    const fail = async (detail: ExecutionError): Promise<never> => {
-      await record({
-        status: 'failed',
-        attempts,
-        input,
-        error: detail,
-        tokensUsed,
-        executionTimeMs: this.now() - started,
-        completedAt: this.iso(),
-      });
-      throw new StageFailure(detail, tokensUsed);
-    };
-
-    // Inputs: every mapped path must resolve; nothing becomes a silent undefined.
-    for (const [name, text] of Object.entries(stage.input_mapping)) {
-      const path = parsePath(text);
-      const source =
-        path.root === 'input' ? execution.input : (outputs.get(path.stage ?? '') ?? {});
-      const value = valueAt(source, path.steps);
-      if (value === undefined) {
-        return fail(
-          executionError(
-            'unresolved_path',
-            `input '${name}' resolves to nothing: ${text} (${describePath(path)})`,
-            { path: text },
-          ),
-        );
-      }
-      setAt(input, name, value);
-    }
-    input = structuredClone(input);
-    // `model` is not an input of the agent's type: it replaces the agent's model for the stage.
-    const { model, ...agentInput } = input;
-    if (model !== undefined && typeof model !== 'string') {
-      return fail(
-        executionError('invalid_parameter', "input 'model' must be a model name (a string)", {
-          param: 'model',
-        }),
-      );
-    }
-
-    let agent;
-    try {
-      agent = await this.options.agents.get(execution.accountId, stage.agent_id);
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-      return fail(executionError('not_found', `agent '${stage.agent_id}' no longer exists`));
-    }
-    let parameters: Record<string, unknown>;
-    try {
-      parameters = (await this.options.executor.prepare(agent, agentInput, model)).parameters;
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      return fail(executionErrorFrom(error));
-    }
-
-    const tries = 1 + (stage.retries ?? 0);
-    let lastError: ExecutionError | null = null;
-    for (attempts = 1; attempts <= tries; attempts += 1) {
-      const timeout = stage.timeout_ms === undefined ? null : AbortSignal.timeout(stage.timeout_ms);
-      const signal = timeout === null ? runSignal : AbortSignal.any([runSignal, timeout]);
-      try {
-        const run = await this.options.executor.run(agent, agentInput, parameters, {
-          callerAccountId: execution.accountId,
-          signal,
-          model: model ?? null,
-        });
-        tokensUsed += run.tokensUsed;
-        const mapped: Record<string, unknown> = {};
-        for (const [name, text] of Object.entries(stage.output_mapping)) {
-          const steps = parsePath(text).steps;
-          const value = valueAt(run.result, steps);
-          if (value === undefined) {
-            return fail(
-              executionError(
-                'unresolved_path',
-                `output '${name}' resolves to nothing: ${text} (the agent's result has no '${steps.join('.')}')`,
-                { path: text },
-              ),
-            );
-          }
-          defineOwn(mapped, name, value);
-        }
-        // Later stages see the agent's result and the mapped names (the mapped ones win).
-        const output = { ...run.result, ...mapped };
-        await record({
-          status: 'completed',
-          attempts,
-          input,
-          output,
-          tokensUsed,
-          executionTimeMs: this.now() - started,
-          completedAt: this.iso(),
-        });
-        return { output, tokensUsed };
-      } catch (error) {
-        if (!this.options.isRunFailure(error)) throw error;
-        tokensUsed += error.tokensUsed;
-        if (runSignal.aborted) {
-          if (stopReason === 'handover') throw new RunHandedOver();
-          return fail(
-            executionError('aborted', 'the run was stopped: the client closed the request'),
-          );
-        }
-        lastError =
-          timeout?.aborted === true
-            ? executionError('upstream_timeout', `timed out after ${stage.timeout_ms ?? 0} ms`)
-            : error.error;
-      }
-    }
-    attempts = tries;
-    const detail = lastError ?? executionError('internal_error', 'failed');
-    return fail(
-      tries > 1 ? { ...detail, message: `${detail.message} (after ${tries} attempts)` } : detail,
-    );
   }
 
   /** Takes queued runs from the job queue (call once, when the instance starts serving). */
