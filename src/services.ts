@@ -9,7 +9,7 @@ import { LoginThrottle } from './auth/login-throttle.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { SessionService } from './auth/session-service.js';
 import { AgentCatalog } from './agents/agent-catalog.js';
-import { AgentExecutor } from './agents/agent-executor.js';
+import { AgentExecutor, AgentRunError } from './agents/agent-executor.js';
 import { AgentService } from './agents/agent-service.js';
 import type { KnowledgeSearcher } from './agents/agent-type.js';
 import { generationAgent } from './agents/types/generation-agent.js';
@@ -19,19 +19,13 @@ import { createStructureAgent } from './agents/types/structure-agent.js';
 import { summarizationAgent } from './agents/types/summarization-agent.js';
 import { createWebAgent } from './agents/types/web-agent.js';
 import { ChatService } from './chat/chat-service.js';
-import {
-  ExecutionChangeFeed,
-  postgresChangeTransport,
-  redisChangeTransport,
-  type ChangeTransport,
-} from './executions/change-feed.js';
-import { ExecutionService } from './executions/execution-service.js';
-import { InstanceRegistry } from './executions/instance-registry.js';
-import { newId } from './ids.js';
-import { MemoryJobQueue, type JobQueue, type RunJob } from './jobs/job-queue.js';
+import type { ExecutionService } from './modules/pipelines/executions/execution-service.js';
+import type { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
+import type { JobQueue } from './jobs/job-queue.js';
 import { PlatformMetrics } from './metrics/metrics.js';
-import { PipelineRunner } from './pipelines/pipeline-runner.js';
-import { PipelineService } from './pipelines/pipeline-service.js';
+import { createPipelinesModule, type PipelinesModule } from './modules/pipelines/module.js';
+import type { PipelineRunner } from './modules/pipelines/pipeline-runner.js';
+import type { PipelineService } from './modules/pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
 import {
   createConversationsModule,
@@ -51,12 +45,9 @@ import { CredentialWatch } from './auth/credential-watch.js';
 import { createTemplatesModule, type TemplatesModule } from './modules/templates/module.js';
 import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
-import { PostgresListener } from './storage/dialects/postgres-notifications.js';
 import { AccountsRepository } from './storage/repositories/accounts.repository.js';
 import { AgentsRepository } from './storage/repositories/agents.repository.js';
-import { ExecutionsRepository } from './storage/repositories/executions.repository.js';
 import { ApiKeysRepository } from './storage/repositories/api-keys.repository.js';
-import { PipelinesRepository } from './storage/repositories/pipelines.repository.js';
 import { SessionsRepository } from './storage/repositories/sessions.repository.js';
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
 import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';
@@ -106,6 +97,7 @@ export interface Services {
     readonly conversations: ConversationsModule;
     readonly templates: TemplatesModule;
     readonly knowledge: KnowledgeModule;
+    readonly pipelines: PipelinesModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -138,98 +130,6 @@ export interface ServiceOverrides {
 /** A Redis key or channel name under the configured prefix (none: the name as it always was). */
 function redisName(config: AppConfig, name: string): string {
   return config.redisKeyPrefix === '' ? name : `${config.redisKeyPrefix}:${name}`;
-}
-
-/** The background-run queue's depth and outcomes, as Prometheus metrics (`platform_jobs_*`). */
-function observeJobs(jobs: JobQueue, metrics: PlatformMetrics): void {
-  const queue = 'pipeline-runs';
-  // Start times of this instance's running jobs (at most the queue's concurrency).
-  const started = new Map<string, number>();
-  const ended = (executionId: string, outcome: 'completed' | 'failed' | 'retried') => {
-    const since = started.get(executionId);
-    started.delete(executionId);
-    metrics.jobEnded(queue, outcome, since === undefined ? 0 : (performance.now() - since) / 1000);
-  };
-  jobs.onEvent((event) => {
-    if (event.type === 'started') started.set(event.job.executionId, performance.now());
-    else if (event.type === 'completed') ended(event.job.executionId, 'completed');
-    else if (event.type === 'failed') ended(event.job.executionId, 'failed');
-    // Handed back by a stopping instance: it runs again elsewhere.
-    else if (event.type === 'handed-over') ended(event.job.executionId, 'retried');
-    jobs.counts().then(
-      (counts) => metrics.setJobCounts(queue, counts),
-      () => undefined,
-    );
-  });
-}
-
-/**
- * The queue of background runs: BullMQ on Redis when REDIS_URL is set (loaded only then), shared
- * by every instance on that Redis and prefix; else in this process.
- */
-async function createJobQueue(
-  config: AppConfig,
-  redis: Redis | null,
-  logger: Logger,
-  overrides: ServiceOverrides,
-): Promise<JobQueue> {
-  const onError = (job: RunJob, error: unknown) =>
-    logger.error(
-      { err: error, execution_id: job.executionId || undefined },
-      'background job failed',
-    );
-  if (redis === null) {
-    return new MemoryJobQueue({ concurrency: config.jobs.concurrency, onError });
-  }
-  const { BullmqJobQueue } = await import('./jobs/bullmq-job-queue.js');
-  return new BullmqJobQueue({
-    redis,
-    prefix: overrides.jobPrefix ?? redisName(config, 'bull'),
-    concurrency: config.jobs.concurrency,
-    lockMs: config.jobs.lockMs,
-    enqueueWaitMs: config.jobs.enqueueWaitMs,
-    onError,
-    onHeld: (job) =>
-      logger.warn(
-        { execution_id: job.executionId },
-        'Redis did not take a background run in time: it is recorded, and queued when Redis answers',
-      ),
-  });
-}
-
-/** The PostgreSQL NOTIFY channel and default Redis channel of execution changes. */
-const executionChangesChannel = 'platform_execution_changes';
-
-/**
- * How execution changes reach the other instances: Redis pub/sub when REDIS_URL is set (it needs
- * no database connection of its own and works behind transaction-pooling proxies), else
- * PostgreSQL LISTEN/NOTIFY, else nothing: SQLite without Redis is one instance's.
- */
-function executionTransport(
-  config: AppConfig,
-  storage: Storage,
-  redis: Redis | null,
-  logger: Logger,
-  overrides: ServiceOverrides,
-): ChangeTransport | null {
-  if (redis !== null) {
-    return redisChangeTransport(
-      redis,
-      overrides.executionChannel ?? redisName(config, executionChangesChannel),
-      logger,
-    );
-  }
-  if (config.database.kind === 'postgres') {
-    return postgresChangeTransport(
-      new PostgresListener({
-        url: config.database.url,
-        db: storage.db,
-        channel: executionChangesChannel,
-        logger,
-      }),
-    );
-  }
-  return null;
 }
 
 /** ioredis is loaded only when REDIS_URL is set. */
@@ -430,7 +330,6 @@ async function wireServices(
     createWebAgent(config.web, config.secrets, text),
     createStructureAgent((task, size, signal) => text.structure(task, size, signal)),
   ]);
-  const pipelineRepository = new PipelinesRepository(storage.db);
   const agents = new AgentService({
     agents: new AgentsRepository(storage.db),
     catalog: agentCatalog,
@@ -438,70 +337,45 @@ async function wireServices(
     knowledgeBases: {
       missing: (accountId, ids) => knowledge.missingKnowledgeBases(accountId, ids),
     },
-    usage: { pipelinesUsing: (agentId) => pipelineRepository.usingAgent(agentId) },
+    // Called only once the service runs, after the pipelines module exists.
+    usage: { pipelinesUsing: (agentId) => pipelinesModule.pipelines.usingAgent(agentId) },
     now,
   });
-  const instanceId = newId('inst');
-  const executionsRepository = new ExecutionsRepository(storage.db);
-  const feed = new ExecutionChangeFeed({
-    transport: executionTransport(config, storage, redis, logger, overrides),
-    origin: instanceId,
-    logger,
-  });
-  closers.add('execution change feed', () => feed.close());
-  try {
-    await feed.start();
-  } catch (error) {
-    throw new Error(`Cannot listen for execution changes (${feed.reach})`, { cause: error });
-  }
-  const executions = new ExecutionService({
-    repository: executionsRepository,
-    feed,
+  // The executor records agent runs through the pipelines module's executions: it is made there,
+  // once they exist (and before the module's queue takes its first run).
+  let agentExecutor!: AgentExecutor;
+  const pipelinesModule = await createPipelinesModule({
+    config,
+    storage,
+    redis,
+    redisName: (name) => redisName(config, name),
+    executionChannel: overrides.executionChannel,
+    jobPrefix: overrides.jobPrefix,
     conversations,
-    instanceId,
-    now,
-  });
-  // Runs of a stopped instance are queued again by the others (requeue is called only once the
-  // service runs, after the queue exists). It stops after the queue has handed its running jobs
-  // over (closers run last-added first); a heartbeat failing against a database that is going
-  // away is no reason to fail a shutdown.
-  const instances = new InstanceRegistry({
-    id: instanceId,
-    repository: executionsRepository,
-    executions,
-    requeue: (run) => jobs.enqueue(run),
+    agents: (executions) => {
+      agentExecutor = new AgentExecutor({
+        agents,
+        catalog: agentCatalog,
+        models,
+        executions,
+        logger,
+        now,
+        text: text.agentTextWork,
+      });
+      return {
+        service: agents,
+        executor: agentExecutor,
+        isRunFailure: (error) => error instanceof AgentRunError,
+      };
+    },
+    credentialWatch,
+    metrics,
     logger,
     now,
   });
-  closers.add('instance registry', () => instances.stop().catch(() => undefined));
-  const jobs = await createJobQueue(config, redis, logger, overrides);
-  // The pipeline runner's close() is the queue's.
-  closers.add('job queue', () => jobs.close());
-  observeJobs(jobs, metrics);
-  const agentExecutor = new AgentExecutor({
-    agents,
-    catalog: agentCatalog,
-    models,
-    executions,
-    logger,
-    now,
-    text: text.agentTextWork,
-  });
-  const pipelines = new PipelineService({ pipelines: pipelineRepository, agents, now });
-  const pipelineRunner = new PipelineRunner({
-    pipelines,
-    executions,
-    agents,
-    executor: agentExecutor,
-    queue: jobs,
-    logger,
-    now,
-  });
-  try {
-    await pipelineRunner.startWorking();
-  } catch (error) {
-    throw new Error('Cannot start the job queue', { cause: error });
-  }
+  closers.add('pipelines', () => pipelinesModule.close());
+  const { pipelines, executions, instances, jobs } = pipelinesModule;
+  const pipelineRunner = pipelinesModule.runner;
 
   const usageModule = createUsageModule({
     db: storage.db,
@@ -575,6 +449,7 @@ async function wireServices(
       conversations: conversationsModule,
       templates: templatesModule,
       knowledge: knowledgeModule,
+      pipelines: pipelinesModule,
     },
     metrics,
     instances,

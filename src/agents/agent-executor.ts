@@ -2,12 +2,12 @@
 // both use it); `execute` records it through the execution service: running, then completed or failed.
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
-import type { ExecutionService } from '../executions/execution-service.js';
+import type { ExecutionService } from '../modules/pipelines/executions/execution-service.js';
 import {
   executionError,
   executionErrorFrom,
   type ExecutionError,
-} from '../executions/execution.js';
+} from '../modules/pipelines/executions/execution.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { RequestAbortedError } from '../models/spec.js';
 import type { Agent } from './agent.js';

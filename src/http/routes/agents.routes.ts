@@ -16,7 +16,7 @@ import {
   UserIdSchema,
 } from '../schemas/common.js';
 import { clientGoneSignal } from '../streaming.js';
-import { ExecutionErrorSchema } from './execution-json.js';
+import { ExecutionErrorSchema } from '../../modules/pipelines/executions/executions.schemas.js';
 import { principalOf, type App } from '../types.js';
 
 const AgentIdParams = Type.Object({ agent_id: Type.String({ maxLength: 100 }) });

@@ -11,7 +11,7 @@ import { ConversationService } from '../conversations/conversation-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { AgentsRepository } from '../../storage/repositories/agents.repository.js';
 import { ConversationsRepository } from '../conversations/conversations.repository.js';
-import { PipelinesRepository } from '../../storage/repositories/pipelines.repository.js';
+import { PipelinesRepository } from '../pipelines/pipelines.repository.js';
 import { newId } from '../../ids.js';
 import { TemplateCatalog } from '../templates/template-catalog.js';
 import { allDialects } from '../../../test/support/dialects.js';

@@ -7,7 +7,7 @@ import type { AgentService } from '../../agents/agent-service.js';
 import type { AppConfig } from '../../config/config.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
-import type { PipelineService } from '../../pipelines/pipeline-service.js';
+import type { PipelineService } from '../pipelines/pipeline-service.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
 import { IntentClassifier } from './intent-classifier.js';

@@ -4,7 +4,7 @@
 // the calling thread (the executor's default), so no worker thread starts.
 import type { KnowledgeSearcher } from '../../../src/agents/agent-type.js';
 import { AgentCatalog } from '../../../src/agents/agent-catalog.js';
-import { AgentExecutor } from '../../../src/agents/agent-executor.js';
+import { AgentExecutor, AgentRunError } from '../../../src/agents/agent-executor.js';
 import { AgentService } from '../../../src/agents/agent-service.js';
 import { generationAgent } from '../../../src/agents/types/generation-agent.js';
 import { reasoningAgent } from '../../../src/agents/types/reasoning-agent.js';
@@ -13,18 +13,18 @@ import { createStructureAgent } from '../../../src/agents/types/structure-agent.
 import { summarizationAgent } from '../../../src/agents/types/summarization-agent.js';
 import { createWebAgent } from '../../../src/agents/types/web-agent.js';
 import type { ConversationService } from '../../../src/modules/conversations/conversation-service.js';
-import { ExecutionChangeFeed } from '../../../src/executions/change-feed.js';
-import { ExecutionService } from '../../../src/executions/execution-service.js';
+import { ExecutionChangeFeed } from '../../../src/modules/pipelines/executions/change-feed.js';
+import { ExecutionService } from '../../../src/modules/pipelines/executions/execution-service.js';
 import { newId } from '../../../src/ids.js';
 import { MemoryJobQueue, type RunJob } from '../../../src/jobs/job-queue.js';
 import { KnowledgeService } from '../../../src/modules/knowledge/knowledge-service.js';
 import type { ModelRegistry } from '../../../src/models/model-registry.js';
-import { PipelineRunner } from '../../../src/pipelines/pipeline-runner.js';
-import { PipelineService } from '../../../src/pipelines/pipeline-service.js';
+import { PipelineRunner } from '../../../src/modules/pipelines/pipeline-runner.js';
+import { PipelineService } from '../../../src/modules/pipelines/pipeline-service.js';
 import { createKnowledgeIndex } from '../../../src/storage/dialects/knowledge-dialect.js';
-import { ExecutionsRepository } from '../../../src/storage/repositories/executions.repository.js';
+import { ExecutionsRepository } from '../../../src/modules/pipelines/executions/executions.repository.js';
 import { KnowledgeRepository } from '../../../src/modules/knowledge/knowledge.repository.js';
-import { PipelinesRepository } from '../../../src/storage/repositories/pipelines.repository.js';
+import { PipelinesRepository } from '../../../src/modules/pipelines/pipelines.repository.js';
 import { AgentsRepository } from '../../../src/storage/repositories/agents.repository.js';
 import { TextPool } from '../../../src/text-pool/text-pool.js';
 import type { TestClock } from './clock.js';
@@ -126,6 +126,7 @@ export async function pipelineStack(options: PipelineStackOptions): Promise<Pipe
     executions,
     agents,
     executor: new AgentExecutor({ agents, catalog, models, executions, logger, now: clock.now }),
+    isRunFailure: (error) => error instanceof AgentRunError,
     queue,
     logger,
     now: clock.now,

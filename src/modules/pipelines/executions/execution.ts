@@ -1,7 +1,7 @@
 // Execution records as the domain sees them: a run of an agent or a pipeline, its stages, how it
 // ended, and the events a follower receives as the records change.
-import type { AppError } from '../errors/app-error.js';
-import { errorCatalog, type ErrorCode, type ErrorType } from '../errors/catalog.js';
+import type { AppError } from '../../../errors/app-error.js';
+import { errorCatalog, type ErrorCode, type ErrorType } from '../../../errors/catalog.js';
 
 export type ExecutionKind = 'agent' | 'pipeline';
 export type ExecutionStatus = 'running' | 'completed' | 'failed';

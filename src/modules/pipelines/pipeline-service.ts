@@ -4,11 +4,11 @@ import {
   InvalidParameterError,
   MissingParameterError,
   NotFoundError,
-} from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { AgentService } from '../agents/agent-service.js';
-import type { PipelinesRepository } from '../storage/repositories/pipelines.repository.js';
-import { assertSafeKeys, assertSafeName, forbiddenKeyError } from '../validation/safe-keys.js';
+} from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { AgentService } from '../../agents/agent-service.js';
+import type { PipelinesRepository } from './pipelines.repository.js';
+import { assertSafeKeys, assertSafeName, forbiddenKeyError } from '../../validation/safe-keys.js';
 import { forbiddenKeyIn, parsePath, PathSyntaxError } from './path-expression.js';
 import type { LayoutEdge, LayoutNode, Pipeline, PipelineStage, VisualLayout } from './pipeline.js';
 
@@ -175,6 +175,53 @@ export function checkStageNames(
   }
 }
 
+/**
+ * A stage's mapping paths, as at save time: inputs come from the run's input or an earlier stage
+ * (`earlier`, by name), outputs from the stage agent's result.
+ */
+function checkStagePaths(
+  stages: readonly StageInput[],
+  index: number,
+  stage: {
+    name: string;
+    inputMapping: Record<string, string>;
+    outputMapping: Record<string, string>;
+  },
+  earlier: ReadonlySet<string>,
+): void {
+  const at = `stages[${index}]`;
+  const { name, inputMapping, outputMapping } = stage;
+  for (const [key, path] of Object.entries(inputMapping)) {
+    const param = `${at}.input_mapping.${key}`;
+    const parsed = parseStagePath(path, param, name);
+    if (parsed.root === 'output') {
+      throw new InvalidParameterError(
+        param,
+        `Stage '${name}': an input cannot come from $.output; use $.input.<name> or $.stages.<earlier stage>.<key>.`,
+      );
+    }
+    if (parsed.root === 'stages' && !earlier.has(parsed.stage ?? '')) {
+      throw new InvalidParameterError(
+        param,
+        parsed.stage === name ||
+          !stages.slice(index).some((later) => later.name.trim() === parsed.stage)
+          ? `Stage '${name}': '${path}' refers to stage '${parsed.stage ?? ''}', which is not an earlier stage.`
+          : `Stage '${name}': '${path}' refers to stage '${parsed.stage ?? ''}', which runs later; inputs may come only from earlier stages.`,
+      );
+    }
+  }
+  for (const [key, path] of Object.entries(outputMapping)) {
+    const param = `${at}.output_mapping.${key}`;
+    const parsed = parseStagePath(path, param, name);
+    if (parsed.root !== 'output') {
+      throw new InvalidParameterError(
+        param,
+        `Stage '${name}': an output mapping must be $.output.<key>, not '${path}'.`,
+      );
+    }
+  }
+}
+
 export class PipelineService {
   private readonly now: () => number;
 
@@ -283,35 +330,7 @@ export class PipelineService {
           `Stage '${name}': agent '${stage.agent_id}' does not exist or is not usable by this account.`,
         );
       }
-      for (const [key, path] of Object.entries(inputMapping)) {
-        const param = `${at}.input_mapping.${key}`;
-        const parsed = parseStagePath(path, param, name);
-        if (parsed.root === 'output') {
-          throw new InvalidParameterError(
-            param,
-            `Stage '${name}': an input cannot come from $.output; use $.input.<name> or $.stages.<earlier stage>.<key>.`,
-          );
-        }
-        if (parsed.root === 'stages' && !earlier.has(parsed.stage ?? '')) {
-          throw new InvalidParameterError(
-            param,
-            parsed.stage === name ||
-              !stages.slice(index).some((later) => later.name.trim() === parsed.stage)
-              ? `Stage '${name}': '${path}' refers to stage '${parsed.stage ?? ''}', which is not an earlier stage.`
-              : `Stage '${name}': '${path}' refers to stage '${parsed.stage ?? ''}', which runs later; inputs may come only from earlier stages.`,
-          );
-        }
-      }
-      for (const [key, path] of Object.entries(outputMapping)) {
-        const param = `${at}.output_mapping.${key}`;
-        const parsed = parseStagePath(path, param, name);
-        if (parsed.root !== 'output') {
-          throw new InvalidParameterError(
-            param,
-            `Stage '${name}': an output mapping must be $.output.<key>, not '${path}'.`,
-          );
-        }
-      }
+      checkStagePaths(stages, index, { name, inputMapping, outputMapping }, earlier);
       if (
         Object.keys(inputMapping).length + Object.keys(outputMapping).length >
         pipelineLimits.maxMappings

@@ -6,7 +6,7 @@
 // continued from its records (with the Redis queue, BullMQ usually gets there first, and queuing
 // the same execution again changes nothing).
 import type { Logger } from 'pino';
-import type { ExecutionsRepository } from '../storage/repositories/executions.repository.js';
+import type { ExecutionsRepository } from './executions.repository.js';
 import type { ExecutionService } from './execution-service.js';
 
 export interface InstanceRegistryOptions {

@@ -7,9 +7,9 @@ import type {
   StagePlan,
   StageRecord,
   StageUpdate,
-} from '../../executions/execution.js';
-import type { DatabaseSchema } from '../schema.js';
-import { pageOf } from './paging.js';
+} from './execution.js';
+import type { DatabaseSchema } from '../../../storage/schema.js';
+import { pageOf } from '../../../storage/repositories/paging.js';
 
 type ExecutionRow = Selectable<DatabaseSchema['executions']>;
 type StageRow = Selectable<DatabaseSchema['execution_stages']>;

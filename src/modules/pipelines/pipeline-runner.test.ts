@@ -4,17 +4,17 @@
 // retries; and detached runs carried by the in-process job queue. Agents call the real
 // openai-compatible provider against the fake upstream().
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allDialects } from '../../test/support/dialects.js';
-import { TestClock } from '../../test/support/unit/clock.js';
-import { appErrorOf } from '../../test/support/unit/errors.js';
+import { allDialects } from '../../../test/support/dialects.js';
+import { TestClock } from '../../../test/support/unit/clock.js';
+import { appErrorOf } from '../../../test/support/unit/errors.js';
 import {
   fakeUpstreamForFile,
   openChatStack,
   type ChatStack,
-} from '../../test/support/unit/models.js';
-import { pipelineStack, type PipelineStack } from '../../test/support/unit/pipelines.js';
-import { insertAccount } from '../../test/support/unit/storage.js';
-import type { Account } from '../accounts/account.js';
+} from '../../../test/support/unit/models.js';
+import { pipelineStack, type PipelineStack } from '../../../test/support/unit/pipelines.js';
+import { insertAccount } from '../../../test/support/unit/storage.js';
+import type { Account } from '../../accounts/account.js';
 import type { PipelineRunOptions } from './pipeline-runner.js';
 import type { StageInput } from './pipeline-service.js';
 

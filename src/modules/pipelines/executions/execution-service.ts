@@ -1,9 +1,9 @@
 // Execution records, for agent runs and pipeline runs alike: started, their stages moved, finished
 // once — each change written, then announced on the change feed — read back, listed, and followed
 // as a stream of events derived from the records.
-import { NotFoundError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ExecutionsRepository } from '../storage/repositories/executions.repository.js';
+import { NotFoundError } from '../../../errors/app-error.js';
+import { newId } from '../../../ids.js';
+import type { ExecutionsRepository } from './executions.repository.js';
 import type { ExecutionChangeFeed } from './change-feed.js';
 import {
   executionError,

@@ -1,13 +1,8 @@
 // Pipelines with their ordered stages (one JSON list per pipeline).
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type {
-  Pipeline,
-  PipelineReference,
-  PipelineStage,
-  VisualLayout,
-} from '../../pipelines/pipeline.js';
-import type { DatabaseSchema } from '../schema.js';
-import { pageOf } from './paging.js';
+import type { Pipeline, PipelineReference, PipelineStage, VisualLayout } from './pipeline.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { pageOf } from '../../storage/repositories/paging.js';
 
 function toPipeline(row: Selectable<DatabaseSchema['pipelines']>): Pipeline {
   return {

@@ -1,13 +1,8 @@
 // The JSON of execution records, their stages and their events, with the schemas that describe
 // them; shared by the executions, agents and pipelines routes.
 import Type from 'typebox';
-import type {
-  Execution,
-  ExecutionError,
-  ExecutionEvent,
-  StageRecord,
-} from '../../executions/execution.js';
-import { NullableTimestamp, Timestamp } from '../schemas/common.js';
+import type { Execution, ExecutionError, ExecutionEvent, StageRecord } from './execution.js';
+import { NullableTimestamp, Timestamp } from '../../../http/schemas/common.js';
 
 export const ExecutionErrorSchema = Type.Object(
   {

@@ -11,7 +11,7 @@
 // A stage name that is not a key is written in brackets: $.stages["summarize text"].summary.
 // No key or stage name may be a reserved name (__proto__, constructor, prototype), however written.
 
-import { defineOwn, forbiddenKeyReason, isForbiddenKey } from '../validation/safe-keys.js';
+import { defineOwn, forbiddenKeyReason, isForbiddenKey } from '../../validation/safe-keys.js';
 
 export type PathRoot = 'input' | 'stages' | 'output';
 export type PathStep = string | number;

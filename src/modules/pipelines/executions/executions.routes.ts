@@ -1,17 +1,20 @@
-// Execution records of agent and pipeline runs: read one, or follow it as Server-Sent Events.
+// Execution records of agent and pipeline runs: read one, or follow it as Server-Sent Events, as a
+// Fastify plugin over the execution service.
 import Type from 'typebox';
-import { access } from '../../auth/scopes.js';
-import type { ExecutionEvent } from '../../executions/execution.js';
-import type { Services } from '../../services.js';
-import { ObjectIdSchema } from '../schemas/common.js';
+import type { CredentialWatch } from '../../../auth/credential-watch.js';
+import { access } from '../../../auth/scopes.js';
+import { featurePlugin, type FeaturePlugin } from '../../../http/feature-plugin.js';
+import type { ExecutionEvent } from './execution.js';
+import type { ExecutionService } from './execution-service.js';
+import { ObjectIdSchema } from '../../../http/schemas/common.js';
 import {
   guardAnswer,
   sendEventStream,
   serverSentEvents,
   untilCredentialsEnd,
-} from '../streaming.js';
-import { principalOf, type App } from '../types.js';
-import { ExecutionSchema, executionEventToJson, executionToJson } from './execution-json.js';
+} from '../../../http/streaming.js';
+import { principalOf, type App } from '../../../http/types.js';
+import { ExecutionSchema, executionEventToJson, executionToJson } from './executions.schemas.js';
 
 const ExecutionIdParams = Type.Object({ execution_id: ObjectIdSchema('exec_…') });
 
@@ -19,7 +22,21 @@ async function* asJson(events: AsyncIterable<ExecutionEvent>) {
   for await (const event of events) yield executionEventToJson(event);
 }
 
-export function executionRoutes(app: App, services: Services): void {
+export interface ExecutionRoutesDependencies {
+  readonly executions: ExecutionService;
+  /** Ends a follower's stream when its key is revoked or expires. */
+  readonly credentialWatch: CredentialWatch;
+}
+
+/** The routes of execution records, registered by app.ts like any Fastify plugin. */
+export function executionsPlugin(dependencies: ExecutionRoutesDependencies): FeaturePlugin {
+  return featurePlugin('executions', (app) => {
+    readRoute(app, dependencies.executions);
+    followRoute(app, dependencies);
+  });
+}
+
+function readRoute(app: App, executions: ExecutionService): void {
   app.get(
     '/v1/executions/:execution_id',
     {
@@ -35,14 +52,16 @@ export function executionRoutes(app: App, services: Services): void {
       },
     },
     async (request) => {
-      const { execution, stages } = await services.executions.get(
+      const { execution, stages } = await executions.get(
         principalOf(request).accountId,
         request.params.execution_id,
       );
       return { execution: executionToJson(execution, stages) };
     },
   );
+}
 
+function followRoute(app: App, { executions, credentialWatch }: ExecutionRoutesDependencies): void {
   app.get(
     '/v1/executions/:execution_id/events',
     {
@@ -66,8 +85,8 @@ export function executionRoutes(app: App, services: Services): void {
     },
     async (request, reply) => {
       // Following ends when the key is revoked or expires: an `error` event comes last.
-      const guard = guardAnswer(reply, services.credentialWatch, principalOf(request));
-      const events = await services.executions.follow(
+      const guard = guardAnswer(reply, credentialWatch, principalOf(request));
+      const events = await executions.follow(
         principalOf(request).accountId,
         request.params.execution_id,
         guard.signal,
