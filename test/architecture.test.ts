@@ -1,11 +1,14 @@
 // The code's shape, checked. Layers, highest first; imports run downward only at run time:
 //   5 wiring      app.ts, services.ts, main.ts, logger.ts, cli/, and each modules/<area>/module.ts
-//   4 HTTP/config http/, realtime/, config/ (but config/config.ts), and modules/<area>/*.routes.ts
-//                 and *.schemas.ts: the only files that may import Fastify
+//   4 HTTP/config http/, realtime/, config/ (but config/config.ts and the kit), and
+//                 modules/<area>/*.routes.ts and *.schemas.ts: the only files that may import Fastify
 //   2 domain      one folder per feature (accounts/, agents/, …), and every other file of a module
 //   1 platform    models/, storage/, text/, audio/, net/, and modules/<area>/*.repository.ts (whose run-time
 //                 imports are storage/, errors/, ids.ts, validation/ and packages alone)
-//   0 base        errors/, validation/, ids.ts, runtime-paths.ts, config/config.ts
+//   0 base        errors/, validation/, ids.ts, runtime-paths.ts, config/config.ts, the configuration
+//                 kit (config/config-kit.ts, config-problems.ts), and modules/<area>/*.config.ts (an
+//                 area's configuration piece: it imports packages and the kit alone; load-config
+//                 composes the pieces)
 // A feature module (modules/<area>/) holds one area's layers side by side, each file's layer read
 // from its name; another module reaches it only through its module.ts, or its types. Only config/
 // reads the environment.
@@ -14,6 +17,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const sourceRoot = path.resolve(import.meta.dirname, '../src');
+
+/** The configuration kit: what a module's configuration piece may import besides packages. */
+const configKit = ['config/config-kit.ts', 'config/config-problems.ts'];
 
 /** The area of a file under modules/<area>/, or null for a file outside the feature modules. */
 function moduleOf(relative: string): string | null {
@@ -27,6 +33,7 @@ function moduleLayerOf(relative: string): number {
   if (name === 'module.ts') return 5;
   if (name.endsWith('.routes.ts') || name.endsWith('.schemas.ts')) return 4;
   if (name.endsWith('.repository.ts')) return 1;
+  if (name.endsWith('.config.ts')) return 0;
   return 2;
 }
 
@@ -36,7 +43,7 @@ function layerOf(relative: string): number {
   if (['app.ts', 'services.ts', 'main.ts', 'logger.ts'].includes(relative)) return 5;
   const top = relative.split('/')[0]!;
   if (top === 'cli') return 5;
-  if (relative === 'config/config.ts') return 0;
+  if (relative === 'config/config.ts' || configKit.includes(relative)) return 0;
   if (top === 'config') return 4;
   if (top === 'http' || top === 'realtime') return 4;
   if (['errors', 'validation'].includes(top) || ['ids.ts', 'runtime-paths.ts'].includes(relative))
@@ -46,7 +53,7 @@ function layerOf(relative: string): number {
 }
 
 const layerNames = [
-  'errors/ids/runtime-paths',
+  'errors/validation/ids/runtime-paths/config kit',
   'models/storage/text/audio/net',
   'domain',
   '',
@@ -129,7 +136,13 @@ describe('the feature modules', () => {
   const moduleImports = imports.filter((line) => moduleOf(line.from) !== null);
 
   it('each has a module.ts that wires it', () => {
-    const areas = new Set(files.map((file) => moduleOf(path.relative(sourceRoot, file))));
+    // A folder that holds only an area's configuration piece is not a module yet (its code moves
+    // in with its module.ts).
+    const areas = new Set(
+      files
+        .filter((file) => !file.endsWith('.config.ts'))
+        .map((file) => moduleOf(path.relative(sourceRoot, file))),
+    );
     areas.delete(null);
     expect(areas.size).toBeGreaterThan(0);
     const unwired = [...areas].filter(
@@ -154,6 +167,18 @@ describe('the feature modules', () => {
       .filter((line) => moduleLayerOf(line.from) === 1 && !line.typeOnly)
       .filter((line) => !allowed(line.target))
       .map((line) => `${line.from} imports ${line.target}`);
+    expect(reaching).toEqual([]);
+  });
+
+  it('keep their configuration piece (*.config.ts) to packages and the configuration kit', () => {
+    const pieces = files
+      .map((file) => path.relative(sourceRoot, file))
+      .filter((file) => moduleOf(file) !== null && file.endsWith('.config.ts'));
+    expect(pieces.length).toBeGreaterThan(0);
+    const reaching = moduleImports
+      .filter((line) => line.from.endsWith('.config.ts'))
+      .filter((line) => line.target.endsWith('.ts') && !configKit.includes(line.target))
+      .map((line) => `${line.from} imports ${line.target}${line.typeOnly ? ' as types' : ''}`);
     expect(reaching).toEqual([]);
   });
 

@@ -1,12 +1,15 @@
 // The one way the service builds a JSON Schema validator: Ajv with the standard formats, defaults
-// filled in, unknown keywords tolerated (TypeBox adds its own), type coercion only when asked, and
-// string lengths counted in UTF-16 code units.
+// filled in, unknown keywords tolerated (TypeBox adds its own), type coercion only when asked, the
+// first error only unless every one is asked for (the configuration reports them all), and string
+// lengths counted in UTF-16 code units.
 import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
 const addFormats = addFormatsModule.default;
 
-export function createAjv(options: Pick<Options, 'coerceTypes'> = {}): Ajv {
+export function createAjv(
+  options: Pick<Options, 'coerceTypes' | 'allErrors' | 'verbose'> = {},
+): Ajv {
   const ajv = new Ajv({
     allErrors: false,
     removeAdditional: false,

@@ -3,7 +3,7 @@
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import { modelTypes } from '../../config/config.js';
-import { modelProviders } from '../../config/models-config.js';
+import { modelProviders } from '../../config/model-entry.js';
 import { NotFoundError } from '../../errors/app-error.js';
 import type { ModelStatus } from '../../models/model-registry.js';
 import type { Services } from '../../services.js';

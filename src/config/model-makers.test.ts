@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makerOf } from './models-config.js';
+import { makerOf } from './model-makers.js';
 
 describe('makerOf (the spec’s provider: who made the model)', () => {
   it('prefers the configured maker', () => {

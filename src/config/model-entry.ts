@@ -1,0 +1,167 @@
+// A model entry of the config file (its `models` list, and the built-in catalog): the schema, the
+// connections a model can be reached through and what each serves.
+import Type, { type Static } from 'typebox';
+import {
+  modelTypes,
+  type ModelProvider,
+  type ModelType,
+  type SpeechEngineProvider,
+} from './config.js';
+import {
+  Closed,
+  EnvironmentVariableName,
+  HttpUrl,
+  NonEmptyString,
+  OptionalInteger,
+} from './config-kit.js';
+
+export const modelProviders = [
+  'openai',
+  'anthropic',
+  'google',
+  'openai-compatible',
+  'local',
+  'deepgram',
+  'espeak-ng',
+  'sherpa-onnx',
+  'pocketsphinx',
+] as const satisfies readonly ModelProvider[];
+
+/** Which kinds of model each connection can serve. */
+export const typesOfProvider: Record<ModelProvider, readonly ModelType[]> = {
+  openai: ['chat', 'embedding', 'transcription', 'speech'],
+  anthropic: ['chat'],
+  google: ['chat', 'embedding'],
+  'openai-compatible': ['chat', 'embedding', 'transcription', 'speech'],
+  local: ['chat', 'embedding'],
+  deepgram: ['transcription', 'speech'],
+  'espeak-ng': ['speech'],
+  'sherpa-onnx': ['transcription'],
+  pocketsphinx: ['transcription'],
+};
+
+const speechEngineProviders: readonly SpeechEngineProvider[] = [
+  'espeak-ng',
+  'sherpa-onnx',
+  'pocketsphinx',
+];
+
+export function isSpeechEngine(provider: ModelProvider): provider is SpeechEngineProvider {
+  return (speechEngineProviders as readonly string[]).includes(provider);
+}
+
+/** sherpa-onnx model families this service knows how to load, and the files each needs. */
+export const sherpaArchitectures = {
+  whisper: ['encoder', 'decoder', 'tokens'],
+  transducer: ['encoder', 'decoder', 'joiner', 'tokens'],
+  sense_voice: ['model', 'tokens'],
+  paraformer: ['model', 'tokens'],
+  nemo_ctc: ['model', 'tokens'],
+  zipformer_ctc: ['model', 'tokens'],
+  tdnn: ['model', 'tokens'],
+} as const;
+
+export type SherpaArchitecture = keyof typeof sherpaArchitectures;
+
+const ModelName = () =>
+  Type.String({
+    pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$',
+    message: 'letters, digits and . _ : / - only, at most 128 characters',
+  });
+
+const LanguageTag = () =>
+  Type.String({
+    pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
+    message: 'a language tag such as en or en-US',
+  });
+
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+
+/** Where a model file comes from and how it is checked: local models and speech engines' files. */
+const modelFileFields = {
+  source: Type.Optional(
+    Type.String({
+      pattern: '^(hf:[^/\\s]+/[^/\\s]+/\\S+|https?://\\S+)$',
+      message: "'hf:owner/repo/file' or a URL",
+    }),
+  ),
+  file: Type.Optional(NonEmptyString()),
+  sha256: Type.Optional(
+    Type.String({ pattern: '^[0-9a-f]{64}$', message: '64 lower-case hex digits' }),
+  ),
+};
+
+const Voice = Closed({
+  id: Text(128),
+  name: Type.Optional(Text(200)),
+  languages: Type.Optional(Type.Array(LanguageTag(), { maxItems: 100 })),
+});
+
+export const ModelEntrySchema = Closed({
+  name: ModelName(),
+  display_name: Type.Optional(Text(200)),
+  /** How the service reaches the model. */
+  provider: Type.Enum(modelProviders),
+  /** Who made the model, shown as the catalog's `provider` (default: see makerOf). */
+  maker: Type.Optional(Text(100)),
+  /** The provider's own model id (for `local`: a label; the file is `file` or `source`). */
+  model: Type.Optional(Text(256)),
+  type: Type.Optional(Type.Enum(modelTypes)),
+  base_url: Type.Optional(HttpUrl()),
+  api_key_env: Type.Optional(EnvironmentVariableName('the name of an environment variable')),
+  max_tokens: OptionalInteger(1, 1_000_000),
+  context_length: OptionalInteger(16, 10_000_000),
+  fallbacks: Type.Optional(Type.Array(ModelName(), { maxItems: 10 })),
+  timeout_ms: OptionalInteger(100, 3_600_000),
+  /** Longest silence of a streamed answer: before its first chunk and between two chunks. */
+  idle_timeout_ms: OptionalInteger(100, 3_600_000),
+  max_retries: OptionalInteger(0, 10),
+  // What the router's strategies weigh (see docs/routing-and-layout.md, "Strategies"); all optional.
+  /** US dollars per million prompt tokens (0 for local models). */
+  input_cost_per_million: Type.Optional(Type.Number({ minimum: 0, maximum: 10_000 })),
+  /** US dollars per million completion tokens. */
+  output_cost_per_million: Type.Optional(Type.Number({ minimum: 0, maximum: 10_000 })),
+  /** Relative answer quality, 0–100 (a leaderboard score or your own judgement). */
+  quality: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+  /** Typical time to the first token, in milliseconds. */
+  typical_latency_ms: OptionalInteger(0, 600_000),
+  /** openai-compatible: the server accepts `response_format: json_schema` (else JSON mode). */
+  structured_outputs: Type.Optional(Type.Boolean()),
+  // Local models only.
+  ...modelFileFields,
+  threads: OptionalInteger(1, 256),
+  parallel: OptionalInteger(1, 64),
+  queue_size: OptionalInteger(0, 10_000),
+  // Transcription and speech models.
+  /** Voices a speech model offers (engines that list their own need none). */
+  voices: Type.Optional(Type.Array(Voice, { maxItems: 1000 })),
+  default_voice: Type.Optional(Text(128)),
+  /** Languages a recogniser understands. */
+  languages: Type.Optional(Type.Array(LanguageTag(), { maxItems: 200 })),
+  /** sherpa-onnx: the model family of `files`. */
+  architecture: Type.Optional(Type.Enum(Object.keys(sherpaArchitectures) as SherpaArchitecture[])),
+  /** sherpa-onnx: the model's files by role (encoder, decoder, joiner, model, tokens). */
+  files: Type.Optional(
+    Type.Record(Type.String({ pattern: '^[a-z_]{1,32}$' }), Closed(modelFileFields), {
+      additionalProperties: false,
+    }),
+  ),
+  /** pocketsphinx: the program (default pocketsphinx_continuous) and acoustic model directory. */
+  command: Type.Optional(Text(1024)),
+  model_directory: Type.Optional(Text(1024)),
+});
+
+export type ModelEntry = Static<typeof ModelEntrySchema>;
+
+/** The provider's conventional environment variable for its key. */
+export const defaultApiKeyEnv: Record<ModelProvider, string | null> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
+  'openai-compatible': null,
+  local: null,
+  deepgram: 'DEEPGRAM_API_KEY',
+  'espeak-ng': null,
+  'sherpa-onnx': null,
+  pocketsphinx: null,
+};
