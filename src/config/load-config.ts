@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AllowListEntryError, TargetAllowList } from '../net/address-policy.js';
-import { isWellFormedApiKey } from '../auth/api-key-format.js';
+import { isWellFormedApiKey } from '../modules/accounts/api-key-format.js';
 import { featureNames, type FeatureName } from '../modules/health/feature-catalog.js';
 import { packageRoot } from '../runtime-paths.js';
 import type { AppConfig, DatabaseConfig, RateLimitTier } from './config.js';

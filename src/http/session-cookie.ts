@@ -2,7 +2,7 @@
 // token in X-CSRF-Token and an Origin of the service itself or of an allowed CORS origin.
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { csrfTokenMatches } from '../auth/session-service.js';
+import { csrfTokenMatches } from '../modules/accounts/session-service.js';
 import type { AppConfig } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 

@@ -1,8 +1,8 @@
 // API key administration within the caller's account: create, list, read, revoke.
 import Type from 'typebox';
 import { access, scopes } from '../../auth/scopes.js';
-import type { ApiKeyStatus } from '../../auth/api-key-service.js';
-import type { ApiKeyRecord } from '../../auth/api-key.js';
+import type { ApiKeyStatus } from '../../modules/accounts/api-key-service.js';
+import type { ApiKeyRecord } from '../../modules/accounts/api-key.js';
 import type { Services } from '../../services.js';
 import {
   commonParameters,

@@ -4,7 +4,7 @@ import { access, scopes } from '../../auth/scopes.js';
 import type { Services } from '../../services.js';
 import { commonParameters, NullableTimestamp, Timestamp } from '../schemas/common.js';
 import { clearSessionCookie, sessionTokenOf, setSessionCookie } from '../session-cookie.js';
-import { csrfTokenFor } from '../../auth/session-service.js';
+import { csrfTokenFor } from '../../modules/accounts/session-service.js';
 import { principalOf, type App } from '../types.js';
 
 const ScopeSchema = Type.Enum(scopes);

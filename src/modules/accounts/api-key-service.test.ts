@@ -2,16 +2,16 @@
 // the key), the 400s of its fields, the tier a tenant may grant, status by the injected clock, and
 // revocation (404 for another account's key; the key's sessions end with it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allDialects } from '../../test/support/dialects.js';
-import { authStack } from '../../test/support/unit/auth.js';
-import { TestClock } from '../../test/support/unit/clock.js';
-import { appErrorOf } from '../../test/support/unit/errors.js';
+import { allDialects } from '../../../test/support/dialects.js';
+import { authStack } from '../../../test/support/unit/auth.js';
+import { TestClock } from '../../../test/support/unit/clock.js';
+import { appErrorOf } from '../../../test/support/unit/errors.js';
 import {
   insertAccount,
   openUnitStorage,
   type UnitStorage,
-} from '../../test/support/unit/storage.js';
-import type { Account } from '../accounts/account.js';
+} from '../../../test/support/unit/storage.js';
+import type { Account } from './account.js';
 import { platformOperator } from './api-key-service.js';
 import { isWellFormedApiKey } from './api-key-format.js';
 import { KeyHasher } from './key-hasher.js';

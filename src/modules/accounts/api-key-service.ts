@@ -1,17 +1,17 @@
 // Creating, listing and revoking API keys within an account.
 import type { Kysely } from 'kysely';
-import type { RateLimitTier } from '../config/config.js';
-import { AppError, InvalidParameterError, NotFoundError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ApiKeysRepository } from '../storage/repositories/api-keys.repository.js';
+import type { RateLimitTier } from '../../config/config.js';
+import { AppError, InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { ApiKeysRepository } from './api-keys.repository.js';
 import type { ApiKeyRecord } from './api-key.js';
-import type { AccountKind } from '../accounts/account.js';
-import type { DatabaseSchema } from '../storage/schema.js';
+import type { AccountKind } from './account.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
 import { displayFormOf, generateApiKey } from './api-key-format.js';
 import type { Authenticator } from './authenticator.js';
 import { validateAllowedIps } from './ip-rules.js';
 import type { KeyHasher } from './key-hasher.js';
-import type { Scope } from './scopes.js';
+import type { Scope } from '../../auth/scopes.js';
 
 export interface CreateApiKeyInput {
   name: string;
