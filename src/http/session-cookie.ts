@@ -22,7 +22,7 @@ function isHttps(request: FastifyRequest): boolean {
 export function setSessionCookie(
   request: FastifyRequest,
   reply: FastifyReply,
-  config: AppConfig,
+  config: Pick<AppConfig, 'sessions'>,
   token: string,
 ): void {
   void reply.setCookie(sessionCookieName, token, {
@@ -38,7 +38,7 @@ export function setSessionCookie(
 export function clearSessionCookie(
   request: FastifyRequest,
   reply: FastifyReply,
-  config: AppConfig,
+  config: Pick<AppConfig, 'sessions'>,
 ): void {
   void reply.clearCookie(sessionCookieName, {
     httpOnly: true,

@@ -4,11 +4,15 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config.js';
+import type { FeaturePlugin } from '../../http/feature-plugin.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import { AccountService } from './account-service.js';
+import { accountsPlugin } from './accounts.routes.js';
 import { AccountsRepository } from './accounts.repository.js';
 import { ApiKeyService } from './api-key-service.js';
+import { apiKeysPlugin } from './api-keys.routes.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
+import { authPlugin } from './auth.routes.js';
 import { Authenticator } from './authenticator.js';
 import { KeyHasher } from './key-hasher.js';
 import { LoginThrottle } from './login-throttle.js';
@@ -40,6 +44,12 @@ export interface AccountsModule {
   readonly accounts: AccountService;
   /** An account's key by id, for other areas that name keys (usage's by-key groups). */
   readonly keyLookup: Pick<ApiKeysRepository, 'findInAccount'>;
+  /** /v1/api-keys. */
+  readonly apiKeysPlugin: FeaturePlugin;
+  /** /v1/accounts: a plugin of its own, registered after the keys'. */
+  readonly accountsPlugin: FeaturePlugin;
+  /** /v1/auth: app.ts registers it further down the document. */
+  readonly authPlugin: FeaturePlugin;
   close(): Promise<void>;
 }
 
@@ -110,6 +120,9 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
     apiKeys,
     accounts,
     keyLookup: keysRepository,
+    apiKeysPlugin: apiKeysPlugin(apiKeys),
+    accountsPlugin: accountsPlugin(accounts),
+    authPlugin: authPlugin({ config, sessions, loginThrottle, apiKeys, accounts }),
     // The database and Redis belong to the service, which closes them itself; the key and session
     // caches hold no timer.
     close: () => Promise.resolve(),
