@@ -94,6 +94,41 @@ describe.each(allDialects)('ApiKeyService on $name', (dialect) => {
     expect(granted.record.tier).toBe('enterprise');
   });
 
+  it('lists the configured tiers with what each creator may grant, by the rule create() keeps', async () => {
+    const { apiKeys } = stack();
+    const member = { accountKind: 'member', tier: 'basic' } as const;
+    const unknownOwn = { accountKind: 'member', tier: 'retired' } as const;
+    const owner = { accountKind: 'owner', tier: 'free' } as const;
+    const names = Object.keys(unit.config.rateLimits.tiers);
+    expect(apiKeys.tiersFor(member).map((tier) => tier.name)).toEqual(names);
+    expect(apiKeys.tiersFor(member)).toContainEqual({
+      name: 'basic',
+      perMinute: unit.config.rateLimits.tiers['basic']!.perMinute,
+      perDay: unit.config.rateLimits.tiers['basic']!.perDay,
+      grantable: true,
+    });
+    const grantable = (creator: Parameters<typeof apiKeys.tiersFor>[0]) =>
+      apiKeys
+        .tiersFor(creator)
+        .filter((tier) => tier.grantable)
+        .map((tier) => tier.name);
+    expect(grantable(member)).toEqual(['free', 'basic']);
+    expect(grantable(owner)).toEqual(names);
+    // A key whose tier is no longer configured grants none: its own limits are unknown.
+    expect(grantable(unknownOwn)).toEqual([]);
+    // Each tier listed grantable is one create() accepts, and each other one it refuses.
+    for (const tier of apiKeys.tiersFor(member)) {
+      const attempt = apiKeys.create(
+        other.id,
+        { name: `on ${tier.name}`, tier: tier.name },
+        member,
+      );
+      if (tier.grantable) await expect(attempt).resolves.toBeDefined();
+      else expect(await appErrorOf(attempt)).toMatchObject({ code: 'insufficient_permissions' });
+    }
+    expect(apiKeys.mayGrant('constructor', owner)).toBe(false);
+    expect(apiKeys.defaultTier).toBe(unit.config.rateLimits.defaultTier);
+  });
   it('tells active, expired and revoked keys apart by its clock', async () => {
     const clock = new TestClock();
     const { apiKeys } = stack(clock);

@@ -1,5 +1,5 @@
-// API key administration within the caller's account (create, list, read, revoke), as a Fastify
-// plugin over the key service.
+// API key administration within the caller's account (create, list, read, revoke) and the
+// rate-limit tiers a new key may be given, as a Fastify plugin over the key service.
 import { access } from '../../auth/scopes.js';
 import { featurePlugin, type FeatureApp, type FeaturePlugin } from '../../http/feature-plugin.js';
 import { PageQuerySchema, PageSchema } from '../../http/schemas/common.js';
@@ -11,6 +11,7 @@ import {
   CreateApiKeyBody,
   CreatedApiKeySchema,
   KeyIdParams,
+  RateLimitTiersSchema,
 } from './api-keys.schemas.js';
 
 function apiKeyToJson(record: ApiKeyRecord, status: ApiKeyStatus) {
@@ -31,11 +32,12 @@ function apiKeyToJson(record: ApiKeyRecord, status: ApiKeyStatus) {
   };
 }
 
-/** The routes of API keys, registered by app.ts like any Fastify plugin. */
+/** The routes of API keys, then GET /v1/rate-limits/tiers, registered by app.ts. */
 export function apiKeysPlugin(apiKeys: ApiKeyService): FeaturePlugin {
   return featurePlugin('api-keys', (app) => {
     keyCollectionRoutes(app, apiKeys);
     keyRoutes(app, apiKeys);
+    tierRoutes(app, apiKeys);
   });
 }
 
@@ -145,5 +147,32 @@ function keyRoutes(app: FeatureApp, apiKeys: ApiKeyService): void {
       const { accountId } = principalOf(request);
       return toJson(await apiKeys.revoke(accountId, request.params.key_id));
     },
+  );
+}
+
+/** GET /v1/rate-limits/tiers: what a key created by the caller may be given. */
+function tierRoutes(app: FeatureApp, apiKeys: ApiKeyService): void {
+  app.get(
+    '/v1/rate-limits/tiers',
+    {
+      config: { access: access.scopes('admin') },
+      schema: {
+        operationId: 'listRateLimitTiers',
+        tags: ['API keys'],
+        summary: 'List the rate-limit tiers',
+        description:
+          "The configured rate-limit tiers with each one's per-key limits, the default tier of new keys, and whether the caller may give a new key each tier (`grantable`): admin keys of the platform owner's account grant any tier, other keys their own tier or one with no higher limit in either window.",
+        response: { 200: RateLimitTiersSchema },
+      },
+    },
+    (request) => ({
+      default_tier: apiKeys.defaultTier,
+      tiers: apiKeys.tiersFor(principalOf(request)).map((tier) => ({
+        name: tier.name,
+        requests_per_minute: tier.perMinute,
+        requests_per_day: tier.perDay,
+        grantable: tier.grantable,
+      })),
+    }),
   );
 }

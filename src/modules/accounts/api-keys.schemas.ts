@@ -1,4 +1,5 @@
-// The HTTP shapes of API keys: a key's record, and the create body and answer.
+// The HTTP shapes of API keys: a key's record, the create body and answer, and the configured
+// rate-limit tiers a key may be given.
 import Type from 'typebox';
 import { scopes } from '../../auth/scopes.js';
 import { commonParameters, NullableTimestamp, Timestamp } from '../../http/schemas/common.js';
@@ -70,3 +71,24 @@ export const CreateApiKeyBody = Type.Object(
 );
 
 export const KeyIdParams = Type.Object({ key_id: Type.String({ maxLength: 100 }) });
+
+export const RateLimitTiersSchema = Type.Object(
+  {
+    default_tier: Type.String({
+      description: 'The tier of a key created without one (`rate_limits.default_tier`).',
+    }),
+    tiers: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        requests_per_minute: Type.Integer({ description: "A key's requests in one minute." }),
+        requests_per_day: Type.Integer({ description: "A key's requests in one day." }),
+        grantable: Type.Boolean({
+          description:
+            "Whether the caller may create a key on this tier: admin keys of the platform owner's account grant any tier, others their own tier or one lower in both windows.",
+        }),
+      }),
+      { description: 'Every configured tier, in the order of the configuration.' },
+    ),
+  },
+  { title: 'RateLimitTiers' },
+);

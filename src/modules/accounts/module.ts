@@ -44,7 +44,7 @@ export interface AccountsModule {
   readonly accounts: AccountService;
   /** An account's key by id, for other areas that name keys (usage's by-key groups). */
   readonly keyLookup: Pick<ApiKeysRepository, 'findInAccount'>;
-  /** /v1/api-keys. */
+  /** /v1/api-keys and GET /v1/rate-limits/tiers. */
   readonly apiKeysPlugin: FeaturePlugin;
   /** /v1/accounts: a plugin of its own, registered after the keys'. */
   readonly accountsPlugin: FeaturePlugin;
