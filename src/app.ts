@@ -19,7 +19,6 @@ import { embeddingRoutes } from './http/routes/embeddings.routes.js';
 import { executionRoutes } from './http/routes/executions.routes.js';
 import { modelRoutes } from './http/routes/models.routes.js';
 import { pipelineRoutes } from './http/routes/pipelines.routes.js';
-import { metricsRoutes } from './http/routes/metrics.routes.js';
 import { speechRoutes } from './http/routes/speech.routes.js';
 import { voiceRoutes } from './http/routes/voice.routes.js';
 import { realtimeRoutes } from './realtime/realtime-routes.js';
@@ -166,7 +165,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   await registerOpenApi(app, config);
 
   await app.register(services.modules.health.plugin);
-  metricsRoutes(app, services);
+  await app.register(services.modules.metrics.plugin);
   await app.register(services.modules.health.featuresPlugin);
   await app.register(services.modules.accounts.apiKeysPlugin);
   await app.register(services.modules.accounts.accountsPlugin);

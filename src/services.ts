@@ -29,7 +29,8 @@ import { ExecutionService } from './executions/execution-service.js';
 import { InstanceRegistry } from './executions/instance-registry.js';
 import { newId } from './ids.js';
 import { MemoryJobQueue, type JobQueue, type RunJob } from './jobs/job-queue.js';
-import { PlatformMetrics } from './metrics/metrics.js';
+import type { PlatformMetrics } from './modules/metrics/metrics.js';
+import { createMetricsModule, type MetricsModule } from './modules/metrics/module.js';
 import { PipelineRunner } from './pipelines/pipeline-runner.js';
 import { PipelineService } from './pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
@@ -97,6 +98,7 @@ export interface Services {
   /** The feature modules, whose HTTP plugins app.ts registers. */
   readonly modules: {
     readonly accounts: AccountsModule;
+    readonly metrics: MetricsModule;
     readonly routing: RoutingModule;
     readonly layout: LayoutModule;
     readonly usage: UsageModule;
@@ -317,7 +319,9 @@ async function wireServices(
   closers.add('local model engine', () => localEngine.close());
   const speechEngines = SpeechEngines.fromConfig(config);
   closers.add('speech engines', () => speechEngines.close());
-  const metrics = new PlatformMetrics();
+  const metricsModule = createMetricsModule({ config });
+  closers.add('metrics', () => metricsModule.close());
+  const metrics = metricsModule.metrics;
   const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics);
   const speech = new SpeechService({
     models,
@@ -523,6 +527,7 @@ async function wireServices(
     routing,
     modules: {
       accounts: accountsModule,
+      metrics: metricsModule,
       routing: routingModule,
       layout: layoutModule,
       usage: usageModule,
