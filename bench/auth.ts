@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { freePort, machine, startServer, stopProcess, writeResults } from './support.js';
 
 type TargetName = 'bare' | 'platform' | 'bare_logged' | 'platform_logged';

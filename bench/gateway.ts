@@ -12,7 +12,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { freePort, machine, startServer, stopProcess, writeResults } from './support.js';
 
 const sequentialRounds = Number(process.env.BENCH_ROUNDS ?? 20);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { pino } from 'pino';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { createServices, type ServiceContainer } from '../src/services.js';
 import { fts5Query } from '../src/storage/dialects/sqlite-knowledge.js';

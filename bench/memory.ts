@@ -10,7 +10,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { writeTinyLlamaGguf } from '../test/support/gguf/tiny-llama.js';
 import { freePort, machine, startServer, stopProcess, writeResults } from './support.js';
 

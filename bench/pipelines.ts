@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { freePort, machine, startServer, stopProcess, writeResults } from './support.js';
 
 const runsPerSize = Number(process.env.BENCH_RUNS ?? 300);

@@ -12,7 +12,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { loadConfig } from '../src/config/load-config.js';
 import type { App } from '../src/http/types.js';
 import { buildLayout } from '../src/modules/layout/layout-engine.js';

@@ -26,7 +26,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import WebSocket from 'ws';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { compareHeapSnapshots, summariseHeapSnapshot, type HeapGrowth } from './heap-snapshot.js';
 import { InspectorClient, type MemoryUsage } from './inspector.js';
 import { freePort, machine, root, startServer, stopProcess, writeResults } from './support.js';

@@ -12,15 +12,11 @@ import { installInputSafety } from './http/input-safety.js';
 import { installHttpMetrics } from './http/metrics.js';
 import { installRequestLog } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
-import { accountRoutes } from './http/routes/accounts.routes.js';
 import { agentRoutes } from './http/routes/agents.routes.js';
-import { apiKeyRoutes } from './http/routes/api-keys.routes.js';
-import { authRoutes } from './http/routes/auth.routes.js';
 import { chatRoutes } from './http/routes/chat.routes.js';
 import { completionRoutes } from './http/routes/completions.routes.js';
 import { embeddingRoutes } from './http/routes/embeddings.routes.js';
 import { modelRoutes } from './http/routes/models.routes.js';
-import { metricsRoutes } from './http/routes/metrics.routes.js';
 import { speechRoutes } from './http/routes/speech.routes.js';
 import { voiceRoutes } from './http/routes/voice.routes.js';
 import { realtimeRoutes } from './realtime/realtime-routes.js';
@@ -167,10 +163,10 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   await registerOpenApi(app, config);
 
   await app.register(services.modules.health.plugin);
-  metricsRoutes(app, services);
+  await app.register(services.modules.metrics.plugin);
   await app.register(services.modules.health.featuresPlugin);
-  apiKeyRoutes(app, services);
-  accountRoutes(app, services);
+  await app.register(services.modules.accounts.apiKeysPlugin);
+  await app.register(services.modules.accounts.accountsPlugin);
   modelRoutes(app, services);
   await app.register(services.modules.templates.plugin);
   chatRoutes(app, services);
@@ -183,7 +179,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   await app.register(services.modules.routing.plugin);
   await app.register(services.modules.layout.plugin);
   await app.register(services.modules.pipelines.plugins.executions);
-  authRoutes(app, services);
+  await app.register(services.modules.accounts.authPlugin);
   await app.register(services.modules.usage.plugin);
   webApp = await registerWebApp(app, config.webApp.directory);
   speechRoutes(app, services);

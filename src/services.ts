@@ -1,13 +1,13 @@
 // Wiring of the domain: builds every service from the configuration, and closes them again.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { AccountService } from './accounts/account-service.js';
-import { ApiKeyService } from './auth/api-key-service.js';
-import { Authenticator } from './auth/authenticator.js';
-import { KeyHasher } from './auth/key-hasher.js';
-import { LoginThrottle } from './auth/login-throttle.js';
-import { RateLimiter } from './auth/rate-limiter.js';
-import { SessionService } from './auth/session-service.js';
+import type { AccountService } from './modules/accounts/account-service.js';
+import type { ApiKeyService } from './modules/accounts/api-key-service.js';
+import type { Authenticator } from './modules/accounts/authenticator.js';
+import type { LoginThrottle } from './modules/accounts/login-throttle.js';
+import type { RateLimiter } from './modules/accounts/rate-limiter.js';
+import type { SessionService } from './modules/accounts/session-service.js';
+import { createAccountsModule, type AccountsModule } from './modules/accounts/module.js';
 import { AgentCatalog } from './agents/agent-catalog.js';
 import { AgentExecutor, AgentRunError } from './agents/agent-executor.js';
 import { AgentService } from './agents/agent-service.js';
@@ -22,7 +22,8 @@ import { ChatService } from './chat/chat-service.js';
 import type { ExecutionService } from './modules/pipelines/executions/execution-service.js';
 import type { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
 import type { JobQueue } from './jobs/job-queue.js';
-import { PlatformMetrics } from './metrics/metrics.js';
+import type { PlatformMetrics } from './modules/metrics/metrics.js';
+import { createMetricsModule, type MetricsModule } from './modules/metrics/module.js';
 import { createPipelinesModule, type PipelinesModule } from './modules/pipelines/module.js';
 import type { PipelineRunner } from './modules/pipelines/pipeline-runner.js';
 import type { PipelineService } from './modules/pipelines/pipeline-service.js';
@@ -45,10 +46,7 @@ import { CredentialWatch } from './auth/credential-watch.js';
 import { createTemplatesModule, type TemplatesModule } from './modules/templates/module.js';
 import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
-import { AccountsRepository } from './storage/repositories/accounts.repository.js';
 import { AgentsRepository } from './storage/repositories/agents.repository.js';
-import { ApiKeysRepository } from './storage/repositories/api-keys.repository.js';
-import { SessionsRepository } from './storage/repositories/sessions.repository.js';
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
 import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';
 import { createUsageModule, type UsageModule } from './modules/usage/module.js';
@@ -90,6 +88,8 @@ export interface Services {
   readonly routing: RoutingService;
   /** The feature modules, whose HTTP plugins app.ts registers. */
   readonly modules: {
+    readonly accounts: AccountsModule;
+    readonly metrics: MetricsModule;
     readonly routing: RoutingModule;
     readonly layout: LayoutModule;
     readonly usage: UsageModule;
@@ -144,14 +144,6 @@ async function connectRedis(url: string, logger: Logger): Promise<Redis> {
   return client;
 }
 
-/** The tier with the largest per-minute limit. */
-function mostGenerousTier(config: AppConfig): string {
-  const entries = Object.entries(config.rateLimits.tiers);
-  return entries.reduce((best, entry) =>
-    entry[1].perMinute > best[1].perMinute ? entry : best,
-  )[0];
-}
-
 /**
  * Builds every service. Each resource that needs closing is added to a closer stack as soon as it
  * exists: when a later step fails, what was started before it is closed (last first) and the
@@ -204,55 +196,19 @@ async function wireServices(
   }
 
   const now = overrides.now ?? Date.now;
-  const keysRepository = new ApiKeysRepository(storage.db);
-  const hasher = new KeyHasher(config.auth.apiKeySecret);
-  const authenticator = new Authenticator({
-    keys: keysRepository,
-    hasher,
-    cacheTtlMs: config.auth.keyCacheTtlMs,
-    lastUsedWriteIntervalMs: config.auth.lastUsedWriteIntervalMs,
-    now,
-    onBackgroundError: (error) => logger.warn({ err: error }, 'could not record last_used_at'),
-  });
-  const rateLimiter = new RateLimiter(
-    config.rateLimits.tiers,
-    redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis },
-    overrides.rateLimitPrefix ?? redisName(config, 'rl'),
-    config.rateLimits.accountTiers,
-  );
-  const sessions = new SessionService({
-    sessions: new SessionsRepository(storage.db),
-    authenticator,
-    idleTimeoutMs: config.sessions.idleTimeoutMs,
-    maxAgeMs: config.sessions.maxAgeMs,
-    cacheTtlMs: config.auth.keyCacheTtlMs,
+  const accountsModule = createAccountsModule({
+    config,
+    db: storage.db,
+    isUniqueViolation: (error) => storage.isUniqueViolation(error),
+    redis,
+    rateLimitPrefix: overrides.rateLimitPrefix ?? redisName(config, 'rl'),
+    // The streams and sockets of a key revoked here end at once (elsewhere within a second).
+    onKeyRevoked: () => void credentialWatch.checkNow(),
     logger,
     now,
   });
-  const loginThrottle = new LoginThrottle(
-    config.sessions.loginAttemptsPerMinute,
-    redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis },
-    `${overrides.rateLimitPrefix ?? redisName(config, 'rl')}:login`,
-  );
-  const apiKeys = new ApiKeyService({
-    keys: keysRepository,
-    hasher,
-    authenticator,
-    sessions,
-    tiers: config.rateLimits.tiers,
-    defaultTier: config.rateLimits.defaultTier,
-    // The streams and sockets of a key revoked here end at once (elsewhere within a second).
-    onRevoked: () => void credentialWatch.checkNow(),
-    now,
-  });
-  const accounts = new AccountService({
-    db: storage.db,
-    accounts: new AccountsRepository(storage.db),
-    apiKeys,
-    isUniqueViolation: (error) => storage.isUniqueViolation(error),
-    ownerTier: mostGenerousTier(config),
-    now,
-  });
+  closers.add('accounts', () => accountsModule.close());
+  const { authenticator, rateLimiter, sessions, loginThrottle, apiKeys, accounts } = accountsModule;
 
   const localEngine = new NodeLlamaEngine({
     gpu: config.models.localGpu,
@@ -263,7 +219,9 @@ async function wireServices(
   closers.add('local model engine', () => localEngine.close());
   const speechEngines = SpeechEngines.fromConfig(config);
   closers.add('speech engines', () => speechEngines.close());
-  const metrics = new PlatformMetrics();
+  const metricsModule = createMetricsModule({ config });
+  closers.add('metrics', () => metricsModule.close());
+  const metrics = metricsModule.metrics;
   const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics);
   const speech = new SpeechService({
     models,
@@ -380,7 +338,7 @@ async function wireServices(
   const usageModule = createUsageModule({
     db: storage.db,
     dialect: storage.kind,
-    keys: keysRepository,
+    keys: accountsModule.keyLookup,
     now,
   });
   closers.add('usage', () => usageModule.close());
@@ -442,6 +400,8 @@ async function wireServices(
     jobs,
     routing,
     modules: {
+      accounts: accountsModule,
+      metrics: metricsModule,
       routing: routingModule,
       layout: layoutModule,
       usage: usageModule,

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { fakeModelCatalog, offlineSpeechModels, upstreamSecret } from './support/chat-harness.js';
 import { allDialects, type TestDatabase } from './support/dialects.js';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.js';

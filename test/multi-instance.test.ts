@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { allDialects, redisTestUrl, type TestDatabase } from './support/dialects.js';
 import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.js';
 import { startService, type RunningService } from './support/process.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isWellFormedApiKey } from '../src/auth/api-key-format.js';
+import { isWellFormedApiKey } from '../src/modules/accounts/api-key-format.js';
 import { writeTinyLlamaGguf } from './support/gguf/tiny-llama.js';
 import { freePort, runCli, startService } from './support/process.js';
 

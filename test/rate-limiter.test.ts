@@ -2,7 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimiter, rateLimitHeaders, type RateLimitStore } from '../src/auth/rate-limiter.js';
+import {
+  RateLimiter,
+  rateLimitHeaders,
+  type RateLimitStore,
+} from '../src/modules/accounts/rate-limiter.js';
 import { redisTestUrl } from './support/dialects.js';
 import { redisReachable } from './support/redis.js';
 

@@ -1,16 +1,16 @@
 // Storage suites, run once per dialect: migrations, repositories and the database's own guarantees.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { generateApiKey } from '../src/auth/api-key-format.js';
-import { KeyHasher } from '../src/auth/key-hasher.js';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
+import { KeyHasher } from '../src/modules/accounts/key-hasher.js';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { migrateToLatest, openStorage, type Storage } from '../src/storage/database.js';
 import { migrationProvider } from '../src/storage/migrations/index.js';
-import { AccountsRepository } from '../src/storage/repositories/accounts.repository.js';
-import { ApiKeysRepository } from '../src/storage/repositories/api-keys.repository.js';
-import type { ApiKeyRecord } from '../src/auth/api-key.js';
+import { AccountsRepository } from '../src/modules/accounts/accounts.repository.js';
+import { ApiKeysRepository } from '../src/modules/accounts/api-keys.repository.js';
+import type { ApiKeyRecord } from '../src/modules/accounts/api-key.js';
 import { newId } from '../src/ids.js';
 import { allDialects, type TestDatabase } from './support/dialects.js';
 import type { DatabaseConfig } from '../src/config/config.js';

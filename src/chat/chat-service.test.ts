@@ -12,7 +12,7 @@ import {
   type ChatStack,
 } from '../../test/support/unit/models.js';
 import { insertAccount } from '../../test/support/unit/storage.js';
-import type { Account } from '../accounts/account.js';
+import type { Account } from '../modules/accounts/account.js';
 import type { ConversationService } from '../modules/conversations/conversation-service.js';
 import type { ChatTurn } from '../models/spec.js';
 import { UpstreamError } from '../models/spec.js';

@@ -1,13 +1,13 @@
 // Command-line key management against the configured database: generate, create, list, revoke.
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { generateApiKey } from '../auth/api-key-format.js';
-import { platformOperator, type ApiKeyStatus } from '../auth/api-key-service.js';
+import { generateApiKey } from '../modules/accounts/api-key-format.js';
+import { platformOperator, type ApiKeyStatus } from '../modules/accounts/api-key-service.js';
 import { scopes, type Scope } from '../auth/scopes.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { AppError } from '../errors/app-error.js';
 import { createServices, type Services } from '../services.js';
-import type { ApiKeyRecord } from '../auth/api-key.js';
+import type { ApiKeyRecord } from '../modules/accounts/api-key.js';
 
 const usage = `Usage: npm run keys -- <command> [options]
 

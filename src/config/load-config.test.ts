@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateApiKey } from '../auth/api-key-format.js';
+import { generateApiKey } from '../modules/accounts/api-key-format.js';
 import { featureNames } from '../modules/health/feature-catalog.js';
 import { ConfigError, loadConfig } from './load-config.js';
 

@@ -1,7 +1,7 @@
 // Keys and secrets: the platform admin key, the secret API keys are hashed with, how long a
 // checked key is trusted, and the secrets read when used (provider keys), never stored.
 import Type, { type Static, type TObject } from 'typebox';
-import { isWellFormedApiKey } from '../auth/api-key-format.js';
+import { isWellFormedApiKey } from '../modules/accounts/api-key-format.js';
 import { OptionalInteger, type Env, type EnvReader, type Problems } from './config-kit.js';
 
 export const secretsFileProperties = {

@@ -1,7 +1,7 @@
 // Access control for every route: the route's declared rule is enforced in the contract's order
 // (key → address → scope → rate limit); a route that declares no rule cannot even be registered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticator, Principal } from '../auth/authenticator.js';
+import type { Authenticator, Principal } from '../modules/accounts/authenticator.js';
 import type { FeatureName } from '../modules/health/feature-catalog.js';
 import {
   type AccountSubject,
@@ -9,9 +9,9 @@ import {
   type RateLimitDecision,
   type RateLimiter,
   rateLimitExceeded,
-} from '../auth/rate-limiter.js';
+} from '../modules/accounts/rate-limiter.js';
 import { missingScope, type RouteAccess } from '../auth/scopes.js';
-import type { SessionService } from '../auth/session-service.js';
+import type { SessionService } from '../modules/accounts/session-service.js';
 import { AppError, FeatureDisabledError } from '../errors/app-error.js';
 import type { RouteRegistry } from './route-registry.js';
 import { checkCsrf, sessionTokenOf } from './session-cookie.js';

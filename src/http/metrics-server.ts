@@ -2,7 +2,7 @@
 // without authentication, for a Prometheus on a private network. Everything else is a 404.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PlatformMetrics } from '../metrics/metrics.js';
+import type { PlatformMetrics } from '../modules/metrics/metrics.js';
 
 export interface MetricsServer {
   /** The port it listens on (the configured one, or the one the system chose for port 0). */

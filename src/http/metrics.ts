@@ -1,7 +1,7 @@
 // Metrics of the HTTP layer: each answered request is counted by route pattern and status, with
 // its duration (Fastify's own measure, from the request's arrival to the response's end).
 import type { FastifyInstance } from 'fastify';
-import type { PlatformMetrics } from '../metrics/metrics.js';
+import type { PlatformMetrics } from '../modules/metrics/metrics.js';
 
 export function installHttpMetrics(app: FastifyInstance, metrics: PlatformMetrics): void {
   app.addHook('onResponse', (request, reply, done) => {

@@ -2,7 +2,7 @@
 // token in X-CSRF-Token and an Origin of the service itself or of an allowed CORS origin.
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { csrfTokenMatches } from '../auth/session-service.js';
+import { csrfTokenMatches } from '../modules/accounts/session-service.js';
 import type { AppConfig } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 
@@ -22,7 +22,7 @@ function isHttps(request: FastifyRequest): boolean {
 export function setSessionCookie(
   request: FastifyRequest,
   reply: FastifyReply,
-  config: AppConfig,
+  config: Pick<AppConfig, 'sessions'>,
   token: string,
 ): void {
   void reply.setCookie(sessionCookieName, token, {
@@ -38,7 +38,7 @@ export function setSessionCookie(
 export function clearSessionCookie(
   request: FastifyRequest,
   reply: FastifyReply,
-  config: AppConfig,
+  config: Pick<AppConfig, 'sessions'>,
 ): void {
   void reply.clearCookie(sessionCookieName, {
     httpOnly: true,

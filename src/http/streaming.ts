@@ -3,7 +3,7 @@
 // async generators.
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import type { Principal } from '../auth/authenticator.js';
+import type { Principal } from '../modules/accounts/authenticator.js';
 import type { CredentialEnd, CredentialWatch } from '../auth/credential-watch.js';
 import { AppError } from '../errors/app-error.js';
 

@@ -7,7 +7,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { Principal } from '../auth/authenticator.js';
+import type { Principal } from '../modules/accounts/authenticator.js';
 import type { RouteAccess } from '../auth/scopes.js';
 import type { FeatureName } from '../modules/health/feature-catalog.js';
 

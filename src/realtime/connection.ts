@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { CredentialWatch, WatchedCredential } from '../auth/credential-watch.js';
-import { rateLimitExceeded, type RateLimiter } from '../auth/rate-limiter.js';
+import { rateLimitExceeded, type RateLimiter } from '../modules/accounts/rate-limiter.js';
 import type { AppConfig } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 import { closeCodes } from './protocol.js';

@@ -153,10 +153,17 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     await page.getByLabel(/^Name/).fill('e2e key');
+    // The tiers, with their limits, come from GET /v1/rate-limits/tiers.
+    await pick('Tier', /^basic \(60\/min, 1\D?000\/day\)$/);
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = (await page.getByTestId('new-key-secret').textContent()) ?? '';
     expect(secret).toMatch(/^sk-[A-Za-z0-9]{40,}$/);
     expect((await api('/v1/features', {}, secret)).status).toBe(200);
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'e2e key' })
+      .getByRole('cell', { name: 'basic', exact: true })
+      .waitFor();
     await checkPage('keys');
     await page.reload();
     await page.getByRole('cell', { name: 'e2e key', exact: true }).waitFor();

@@ -1,7 +1,7 @@
 // Authentication end to end through the real app, on every dialect: each 401/403 code in the
 // contract's order, tenant isolation, IP allow-lists and revocation across instances.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../src/auth/api-key-format.js';
+import { generateApiKey } from '../../src/modules/accounts/api-key-format.js';
 import { allDialects } from '../support/dialects.js';
 import {
   bearer,

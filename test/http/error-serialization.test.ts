@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.js';
 import { sendError } from '../../src/http/error-handler.js';
 import { lazySerializerFactory } from '../../src/http/validation.js';
-import { PlatformMetrics } from '../../src/metrics/metrics.js';
+import { PlatformMetrics } from '../../src/modules/metrics/metrics.js';
 import { allDialects } from '../support/dialects.js';
 import { bearer, startTestApp, type TestApp } from '../support/test-app.js';
 

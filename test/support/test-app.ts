@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
-import { generateApiKey } from '../../src/auth/api-key-format.js';
+import { generateApiKey } from '../../src/modules/accounts/api-key-format.js';
 import type { LoadConfigOptions } from '../../src/config/load-config.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { App } from '../../src/http/types.js';

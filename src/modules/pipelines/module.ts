@@ -12,7 +12,7 @@ import type { FeaturePlugin } from '../../http/feature-plugin.js';
 import { newId } from '../../ids.js';
 import { MemoryJobQueue, type JobQueue, type RunJob } from '../../jobs/job-queue.js';
 import { Closers } from '../../lifecycle/closers.js';
-import type { PlatformMetrics } from '../../metrics/metrics.js';
+import type { PlatformMetrics } from '../metrics/metrics.js';
 import type { Storage } from '../../storage/database.js';
 import { PostgresListener } from '../../storage/dialects/postgres-notifications.js';
 import {

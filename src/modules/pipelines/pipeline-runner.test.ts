@@ -14,7 +14,7 @@ import {
 } from '../../../test/support/unit/models.js';
 import { pipelineStack, type PipelineStack } from '../../../test/support/unit/pipelines.js';
 import { insertAccount } from '../../../test/support/unit/storage.js';
-import type { Account } from '../../accounts/account.js';
+import type { Account } from '../accounts/account.js';
 import type { PipelineRunOptions } from './pipeline-runner.js';
 import type { StageInput } from './pipeline-service.js';
 

@@ -3,7 +3,7 @@
 // one Fastify plugin over the routing service.
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { Principal } from '../../auth/authenticator.js';
+import type { Principal } from '../accounts/authenticator.js';
 import { access } from '../../auth/scopes.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';

@@ -2,7 +2,7 @@
 // plugin for app.ts to register.
 import type { Kysely } from 'kysely';
 import type { DialectAdapter } from '../../storage/dialects/dialect.js';
-import type { ApiKeysRepository } from '../../storage/repositories/api-keys.repository.js';
+import type { ApiKeysRepository } from '../accounts/api-keys.repository.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import { UsageService } from './usage-service.js';
 import { UsageRepository } from './usage.repository.js';

@@ -1,7 +1,7 @@
 // Usage over time for an account: requests, tokens and latency per time bucket, per key and per
 // model, from the stored turns and executions (see usage.repository.ts).
 import { InvalidParameterError } from '../../errors/app-error.js';
-import type { ApiKeysRepository } from '../../storage/repositories/api-keys.repository.js';
+import type { ApiKeysRepository } from '../accounts/api-keys.repository.js';
 import type { ActivityRow, UsageRepository, UsageRow, UsageSource } from './usage.repository.js';
 import type { TimeBucket } from '../../storage/dialects/time-buckets.js';
 

@@ -2,14 +2,14 @@
 // authenticator, sessions, keys), on a clock the test moves. Two stacks over one database are two
 // instances of the service.
 import type { Logger } from 'pino';
-import { ApiKeyService } from '../../../src/auth/api-key-service.js';
-import { Authenticator } from '../../../src/auth/authenticator.js';
-import { KeyHasher } from '../../../src/auth/key-hasher.js';
-import { SessionService } from '../../../src/auth/session-service.js';
+import { ApiKeyService } from '../../../src/modules/accounts/api-key-service.js';
+import { Authenticator } from '../../../src/modules/accounts/authenticator.js';
+import { KeyHasher } from '../../../src/modules/accounts/key-hasher.js';
+import { SessionService } from '../../../src/modules/accounts/session-service.js';
 import type { AppConfig } from '../../../src/config/config.js';
 import type { Storage } from '../../../src/storage/database.js';
-import { ApiKeysRepository } from '../../../src/storage/repositories/api-keys.repository.js';
-import { SessionsRepository } from '../../../src/storage/repositories/sessions.repository.js';
+import { ApiKeysRepository } from '../../../src/modules/accounts/api-keys.repository.js';
+import { SessionsRepository } from '../../../src/modules/accounts/sessions.repository.js';
 import type { TestClock } from './clock.js';
 
 export interface AuthStack {

@@ -1,7 +1,7 @@
 // The rate-limit stores a unit suite runs against: memory always, Redis whenever it answers (and
 // always under CI, where a Redis that does not answer fails the run; see ../redis.ts).
 import { Redis } from 'ioredis';
-import type { RateLimitStore } from '../../../src/auth/rate-limiter.js';
+import type { RateLimitStore } from '../../../src/modules/accounts/rate-limiter.js';
 import { redisTestUrl } from '../dialects.js';
 import { redisReachable } from '../redis.js';
 

@@ -1,12 +1,12 @@
 // Real storage for unit tests, opened as the service opens it: the configuration loader turns the
 // test database's URL into its settings, and openStorage migrates it. No app, no HTTP.
 import { pino, type Logger } from 'pino';
-import type { Account } from '../../../src/accounts/account.js';
+import type { Account } from '../../../src/modules/accounts/account.js';
 import type { AppConfig } from '../../../src/config/config.js';
 import { loadConfig, type LoadConfigOptions } from '../../../src/config/load-config.js';
 import { newId } from '../../../src/ids.js';
 import { openStorage, type Storage } from '../../../src/storage/database.js';
-import { AccountsRepository } from '../../../src/storage/repositories/accounts.repository.js';
+import { AccountsRepository } from '../../../src/modules/accounts/accounts.repository.js';
 import type { DialectUnderTest } from '../dialects.js';
 
 export interface UnitStorage {

@@ -62,6 +62,12 @@ export const queries = {
       queryKey: [...keys.apiKeys, page],
       queryFn: async () => unwrap(await api.GET('/v1/api-keys', { params: { query: page } })),
     }),
+  /** The configured tiers, and which the signed-in key may give a new key. */
+  rateLimitTiers: () =>
+    queryOptions({
+      queryKey: ['rate-limit-tiers'],
+      queryFn: async () => unwrap(await api.GET('/v1/rate-limits/tiers')),
+    }),
   accounts: () =>
     queryOptions({
       queryKey: [...keys.accounts, firstHundred],

@@ -1,19 +1,10 @@
 // The form that creates an API key in the caller's account: name, tier, scopes, addresses, expiry.
-import {
-  Autocomplete,
-  Button,
-  Card,
-  Group,
-  MultiSelect,
-  Stack,
-  TextInput,
-  Title,
-} from '@mantine/core';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Button, Card, Group, MultiSelect, Select, Stack, TextInput, Title } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, unwrap, type components } from '../../api/client';
+import { api, unwrap, type components, type paths } from '../../api/client';
 import { apiKeyScopes } from '../../api/generated/scopes';
-import { keys } from '../../api/queries';
+import { keys, queries } from '../../api/queries';
 import { ErrorAlert } from '../../components/common';
 
 export type ApiKey = components['schemas']['ApiKey'];
@@ -22,9 +13,20 @@ type ScopeName = ApiKey['scopes'][number];
 // The service's own scopes, from its OpenAPI document (written out with the API types at build).
 const allScopes: readonly ScopeName[] = apiKeyScopes;
 
-// No endpoint publishes the configured tiers yet: these are the service's defaults, offered as
-// suggestions only (any configured name may be typed, and the service names the valid ones).
-const suggestedTiers = ['free', 'basic', 'pro', 'enterprise'];
+type RateLimitTiers =
+  paths['/v1/rate-limits/tiers']['get']['responses'][200]['content']['application/json'];
+
+/**
+ * The configured tiers as options, each with its limits; those the signed-in key may not give a new
+ * key (above its own tier) are shown but cannot be chosen.
+ */
+function tierOptions(tiers: RateLimitTiers | undefined) {
+  return (tiers?.tiers ?? []).map((tier) => ({
+    value: tier.name,
+    label: `${tier.name} (${tier.requests_per_minute.toLocaleString()}/min, ${tier.requests_per_day.toLocaleString()}/day)${tier.grantable ? '' : ' — above your key’s tier'}`,
+    disabled: !tier.grantable,
+  }));
+}
 
 /** The form's fields as the create body: empty fields are left out, addresses split at commas. */
 function createKeyBody(fields: {
@@ -53,6 +55,7 @@ function createKeyBody(fields: {
 
 export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey) => void }) {
   const queryClient = useQueryClient();
+  const tiers = useQuery(queries.rateLimitTiers());
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['models:read', 'chat:write']);
   const [tier, setTier] = useState<string | null>(null);
@@ -92,12 +95,16 @@ export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: 
               value={name}
               onChange={(e) => setName(e.currentTarget.value)}
             />
-            <Autocomplete
+            <Select
               label="Tier"
-              description="A configured rate-limit tier; empty: the default."
-              data={suggestedTiers}
-              value={tier ?? ''}
-              onChange={(value) => setTier(value.trim() === '' ? null : value.trim())}
+              description="The key's rate limits; empty: the default tier."
+              placeholder={
+                tiers.data === undefined ? undefined : `default (${tiers.data.default_tier})`
+              }
+              data={tierOptions(tiers.data)}
+              value={tier}
+              onChange={setTier}
+              clearable
             />
           </Group>
           <MultiSelect
@@ -122,6 +129,7 @@ export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: 
               onChange={(e) => setExpiresAt(e.currentTarget.value)}
             />
           </Group>
+          <ErrorAlert error={tiers.error} title="The rate-limit tiers could not be loaded" />
           <ErrorAlert error={create.error} title="The key was not created" />
           <Group>
             <Button type="submit" loading={create.isPending}>

@@ -7,7 +7,7 @@
 // numbers, which hold whatever the time.
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { rateLimitStores } from '../../test/support/unit/rate-limit-stores.js';
+import { rateLimitStores } from '../../../test/support/unit/rate-limit-stores.js';
 import {
   RateLimiter,
   rateLimitExceeded,

@@ -2,14 +2,14 @@
 // revocation, expiry, client address. Validated lookups are cached for at most `keyCacheTtlMs`
 // (≤ 1 s), so a key revoked by another instance is refused within a second.
 import { LRUCache } from 'lru-cache';
-import { AppError } from '../errors/app-error.js';
-import type { ApiKeysRepository } from '../storage/repositories/api-keys.repository.js';
-import type { AccountKind } from '../accounts/account.js';
+import { AppError } from '../../errors/app-error.js';
+import type { ApiKeysRepository } from './api-keys.repository.js';
+import type { AccountKind } from './account.js';
 import type { CredentialRecord } from './api-key.js';
 import { hasKeyShape, isWellFormedApiKey } from './api-key-format.js';
 import { IpAllowList } from './ip-rules.js';
 import { KeyHasher } from './key-hasher.js';
-import type { Scope } from './scopes.js';
+import type { Scope } from '../../auth/scopes.js';
 
 export interface Principal {
   readonly keyId: string;

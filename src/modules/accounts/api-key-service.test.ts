@@ -2,16 +2,16 @@
 // the key), the 400s of its fields, the tier a tenant may grant, status by the injected clock, and
 // revocation (404 for another account's key; the key's sessions end with it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allDialects } from '../../test/support/dialects.js';
-import { authStack } from '../../test/support/unit/auth.js';
-import { TestClock } from '../../test/support/unit/clock.js';
-import { appErrorOf } from '../../test/support/unit/errors.js';
+import { allDialects } from '../../../test/support/dialects.js';
+import { authStack } from '../../../test/support/unit/auth.js';
+import { TestClock } from '../../../test/support/unit/clock.js';
+import { appErrorOf } from '../../../test/support/unit/errors.js';
 import {
   insertAccount,
   openUnitStorage,
   type UnitStorage,
-} from '../../test/support/unit/storage.js';
-import type { Account } from '../accounts/account.js';
+} from '../../../test/support/unit/storage.js';
+import type { Account } from './account.js';
 import { platformOperator } from './api-key-service.js';
 import { isWellFormedApiKey } from './api-key-format.js';
 import { KeyHasher } from './key-hasher.js';
@@ -94,6 +94,41 @@ describe.each(allDialects)('ApiKeyService on $name', (dialect) => {
     expect(granted.record.tier).toBe('enterprise');
   });
 
+  it('lists the configured tiers with what each creator may grant, by the rule create() keeps', async () => {
+    const { apiKeys } = stack();
+    const member = { accountKind: 'member', tier: 'basic' } as const;
+    const unknownOwn = { accountKind: 'member', tier: 'retired' } as const;
+    const owner = { accountKind: 'owner', tier: 'free' } as const;
+    const names = Object.keys(unit.config.rateLimits.tiers);
+    expect(apiKeys.tiersFor(member).map((tier) => tier.name)).toEqual(names);
+    expect(apiKeys.tiersFor(member)).toContainEqual({
+      name: 'basic',
+      perMinute: unit.config.rateLimits.tiers['basic']!.perMinute,
+      perDay: unit.config.rateLimits.tiers['basic']!.perDay,
+      grantable: true,
+    });
+    const grantable = (creator: Parameters<typeof apiKeys.tiersFor>[0]) =>
+      apiKeys
+        .tiersFor(creator)
+        .filter((tier) => tier.grantable)
+        .map((tier) => tier.name);
+    expect(grantable(member)).toEqual(['free', 'basic']);
+    expect(grantable(owner)).toEqual(names);
+    // A key whose tier is no longer configured grants none: its own limits are unknown.
+    expect(grantable(unknownOwn)).toEqual([]);
+    // Each tier listed grantable is one create() accepts, and each other one it refuses.
+    for (const tier of apiKeys.tiersFor(member)) {
+      const attempt = apiKeys.create(
+        other.id,
+        { name: `on ${tier.name}`, tier: tier.name },
+        member,
+      );
+      if (tier.grantable) await expect(attempt).resolves.toBeDefined();
+      else expect(await appErrorOf(attempt)).toMatchObject({ code: 'insufficient_permissions' });
+    }
+    expect(apiKeys.mayGrant('constructor', owner)).toBe(false);
+    expect(apiKeys.defaultTier).toBe(unit.config.rateLimits.defaultTier);
+  });
   it('tells active, expired and revoked keys apart by its clock', async () => {
     const clock = new TestClock();
     const { apiKeys } = stack(clock);

@@ -1,6 +1,6 @@
 // An API key as the domain sees it: its record (never the key itself, only its hash) and owner.
-import type { AccountKind } from '../accounts/account.js';
-import type { Scope } from './scopes.js';
+import type { AccountKind } from './account.js';
+import type { Scope } from '../../auth/scopes.js';
 
 export interface ApiKeyRecord {
   id: string;

@@ -2,7 +2,7 @@
 // so a key cannot be guessed through the login endpoint faster than through any other.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { AppError } from '../errors/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import type { RateLimitStore } from './rate-limiter.js';
 
 export class LoginThrottle {

@@ -1,17 +1,17 @@
 // Creating, listing and revoking API keys within an account.
 import type { Kysely } from 'kysely';
-import type { RateLimitTier } from '../config/config.js';
-import { AppError, InvalidParameterError, NotFoundError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ApiKeysRepository } from '../storage/repositories/api-keys.repository.js';
+import type { RateLimitTier } from '../../config/config.js';
+import { AppError, InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { ApiKeysRepository } from './api-keys.repository.js';
 import type { ApiKeyRecord } from './api-key.js';
-import type { AccountKind } from '../accounts/account.js';
-import type { DatabaseSchema } from '../storage/schema.js';
+import type { AccountKind } from './account.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
 import { displayFormOf, generateApiKey } from './api-key-format.js';
 import type { Authenticator } from './authenticator.js';
 import { validateAllowedIps } from './ip-rules.js';
 import type { KeyHasher } from './key-hasher.js';
-import type { Scope } from './scopes.js';
+import type { Scope } from '../../auth/scopes.js';
 
 export interface CreateApiKeyInput {
   name: string;
@@ -28,6 +28,15 @@ export interface KeyCreator {
 }
 
 export type ApiKeyStatus = 'active' | 'expired' | 'revoked';
+
+/** A configured rate-limit tier, as a key creator sees it. */
+export interface GrantableTier {
+  readonly name: string;
+  readonly perMinute: number;
+  readonly perDay: number;
+  /** Whether this creator may give a new key this tier. */
+  readonly grantable: boolean;
+}
 
 /** The command line acts with the authority of whoever can reach the database. */
 export const platformOperator: KeyCreator = { accountKind: 'owner', tier: 'operator' };
@@ -105,25 +114,45 @@ export class ApiKeyService {
     await this.options.keys.insert(created.record, db);
   }
 
+  /** The tier of a key created without one. */
+  get defaultTier(): string {
+    return this.options.defaultTier;
+  }
+
   /**
-   * Creates a key for `creator`'s account. Tiers bind a tenant: only keys of the platform owner's
-   * account may grant a tier whose limits exceed the creating key's own in either window.
+   * Whether `creator` may give a key `tier`. Tiers bind a tenant: only keys of the platform
+   * owner's account may grant a tier whose limits exceed the creating key's own in either window.
+   * An unknown tier is granted by no one.
    */
+  mayGrant(tier: string, creator: KeyCreator): boolean {
+    const { tiers } = this.options;
+    // Own keys only: a tier named `constructor` or `toString` is not a configured tier.
+    const granted = Object.hasOwn(tiers, tier) ? tiers[tier] : undefined;
+    if (granted === undefined) return false;
+    if (creator.accountKind === 'owner') return true;
+    const own = Object.hasOwn(tiers, creator.tier) ? tiers[creator.tier] : undefined;
+    return own !== undefined && granted.perMinute <= own.perMinute && granted.perDay <= own.perDay;
+  }
+
+  /** Every configured tier, in the configuration's order, and whether `creator` may grant it. */
+  tiersFor(creator: KeyCreator): GrantableTier[] {
+    return Object.entries(this.options.tiers).map(([name, limits]) => ({
+      name,
+      perMinute: limits.perMinute,
+      perDay: limits.perDay,
+      grantable: this.mayGrant(name, creator),
+    }));
+  }
+
+  /** Creates a key for `creator`'s account, on a tier it may grant (see mayGrant). */
   async create(
     accountId: string,
     input: CreateApiKeyInput,
     creator: KeyCreator,
   ): Promise<CreatedApiKey> {
     const tier = input.tier ?? this.options.defaultTier;
-    const granted = Object.hasOwn(this.options.tiers, tier) ? this.options.tiers[tier] : undefined;
-    const own = Object.hasOwn(this.options.tiers, creator.tier)
-      ? this.options.tiers[creator.tier]
-      : undefined;
-    if (
-      creator.accountKind !== 'owner' &&
-      granted !== undefined &&
-      (own === undefined || granted.perMinute > own.perMinute || granted.perDay > own.perDay)
-    ) {
+    // An unknown tier is refused by prepare() as an invalid parameter, not as a permission.
+    if (Object.hasOwn(this.options.tiers, tier) && !this.mayGrant(tier, creator)) {
       throw new AppError(
         'insufficient_permissions',
         `Tier '${tier}' allows more requests than this key's own tier '${creator.tier}'. Only admin keys of the platform owner's account may grant a higher tier.`,

@@ -1,9 +1,9 @@
 // API key records. Only the key's hash is stored; the key itself never reaches this module.
 import type { Kysely } from 'kysely';
 import type { Scope } from '../../auth/scopes.js';
-import type { DatabaseSchema } from '../schema.js';
-import { pageOf } from './paging.js';
-import type { ApiKeyRecord, CredentialRecord } from '../../auth/api-key.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { pageOf } from '../../storage/repositories/paging.js';
+import type { ApiKeyRecord, CredentialRecord } from './api-key.js';
 
 function toRecord(row: DatabaseSchema['api_keys']): ApiKeyRecord {
   return {

@@ -1,6 +1,6 @@
 // API key format: `sk-` + 42 random base62 characters + a 6-character checksum of them.
 import { createHash } from 'node:crypto';
-import { base62Alphabet as alphabet, randomBase62 } from '../ids.js';
+import { base62Alphabet as alphabet, randomBase62 } from '../../ids.js';
 
 const prefix = 'sk-';
 const bodyLength = 42;

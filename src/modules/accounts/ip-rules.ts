@@ -1,6 +1,6 @@
 // Per-key IP allow-lists (IPv4 and IPv6 CIDR) on top of Node's BlockList.
 import { BlockList, isIP } from 'node:net';
-import { InvalidParameterError } from '../errors/app-error.js';
+import { InvalidParameterError } from '../../errors/app-error.js';
 
 const ipv4Mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 

@@ -14,7 +14,7 @@ import {
   Registry,
   type LabelValues,
 } from 'prom-client';
-import type { ModelCallObserver, ModelCallRecord } from '../models/model-call-observer.js';
+import type { ModelCallObserver, ModelCallRecord } from '../../models/model-call-observer.js';
 
 /** Seconds: from a cached answer (~1 ms) to a long generation (2 min). */
 const latencyBuckets = [

@@ -13,8 +13,8 @@ import {
   RateLimiterRes,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
-import type { RateLimitTier } from '../config/config.js';
-import { AppError } from '../errors/app-error.js';
+import type { RateLimitTier } from '../../config/config.js';
+import { AppError } from '../../errors/app-error.js';
 
 export type WindowName = 'minute' | 'day';
 /** Whose count a window is: the key's own, or its account's (all the account's keys together). */

@@ -3,16 +3,16 @@
 // clock (another instance's revocation is seen once the entry is older than the TTL), and
 // `last_used_at` written at most once per interval.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allDialects } from '../../test/support/dialects.js';
-import { appErrorOf } from '../../test/support/unit/errors.js';
-import { authStack, type AuthStack } from '../../test/support/unit/auth.js';
-import { TestClock } from '../../test/support/unit/clock.js';
+import { allDialects } from '../../../test/support/dialects.js';
+import { appErrorOf } from '../../../test/support/unit/errors.js';
+import { authStack, type AuthStack } from '../../../test/support/unit/auth.js';
+import { TestClock } from '../../../test/support/unit/clock.js';
 import {
   insertAccount,
   openUnitStorage,
   type UnitStorage,
-} from '../../test/support/unit/storage.js';
-import type { Account } from '../accounts/account.js';
+} from '../../../test/support/unit/storage.js';
+import type { Account } from './account.js';
 import { platformOperator, type CreateApiKeyInput } from './api-key-service.js';
 import { generateApiKey } from './api-key-format.js';
 

@@ -1,8 +1,8 @@
 // Dashboard session records, found by the hash of the cookie's token together with the key behind them.
 import type { Kysely } from 'kysely';
 import type { Scope } from '../../auth/scopes.js';
-import type { DatabaseSchema } from '../schema.js';
-import type { CredentialRecord } from '../../auth/api-key.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import type { CredentialRecord } from './api-key.js';
 
 export interface SessionRecord {
   id: string;

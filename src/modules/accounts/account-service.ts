@@ -1,12 +1,12 @@
 // Accounts: the owner's, created on first start, and further ones the owner creates.
 import type { Kysely } from 'kysely';
-import type { ApiKeyService } from '../auth/api-key-service.js';
-import type { ApiKeyRecord } from '../auth/api-key.js';
-import type { AccountsRepository } from '../storage/repositories/accounts.repository.js';
+import type { ApiKeyService } from './api-key-service.js';
+import type { ApiKeyRecord } from './api-key.js';
+import type { AccountsRepository } from './accounts.repository.js';
 import type { Account } from './account.js';
-import type { DatabaseSchema } from '../storage/schema.js';
-import { NotFoundError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { NotFoundError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
 
 export interface AccountWithAdminKey {
   account: Account;

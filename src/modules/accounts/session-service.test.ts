@@ -3,17 +3,17 @@
 // injected clock, the key's own codes once it is revoked or expired, logout, and the CSRF token.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allDialects } from '../../test/support/dialects.js';
-import { authStack } from '../../test/support/unit/auth.js';
-import { TestClock } from '../../test/support/unit/clock.js';
-import { appErrorOf } from '../../test/support/unit/errors.js';
+import { allDialects } from '../../../test/support/dialects.js';
+import { authStack } from '../../../test/support/unit/auth.js';
+import { TestClock } from '../../../test/support/unit/clock.js';
+import { appErrorOf } from '../../../test/support/unit/errors.js';
 import {
   insertAccount,
   openUnitStorage,
   type UnitStorage,
-} from '../../test/support/unit/storage.js';
-import type { Account } from '../accounts/account.js';
-import { SessionsRepository } from '../storage/repositories/sessions.repository.js';
+} from '../../../test/support/unit/storage.js';
+import type { Account } from './account.js';
+import { SessionsRepository } from './sessions.repository.js';
 import { platformOperator, type CreateApiKeyInput } from './api-key-service.js';
 import { csrfTokenFor, csrfTokenMatches } from './session-service.js';
 

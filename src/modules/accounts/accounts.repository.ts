@@ -1,8 +1,8 @@
 // Accounts: the tenants that own keys and everything the keys create.
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema } from '../schema.js';
-import { pageOf } from './paging.js';
-import type { Account } from '../../accounts/account.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { pageOf } from '../../storage/repositories/paging.js';
+import type { Account } from './account.js';
 
 function toAccount(row: DatabaseSchema['accounts']): Account {
   return { id: row.id, name: row.name, kind: row.kind, createdAt: row.created_at, tier: row.tier };

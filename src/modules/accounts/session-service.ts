@@ -4,12 +4,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { AppError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type {
-  SessionRecord,
-  SessionsRepository,
-} from '../storage/repositories/sessions.repository.js';
+import { AppError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { SessionRecord, SessionsRepository } from './sessions.repository.js';
 import {
   verifiableCredential,
   type Authenticator,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../errors/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import { IpAllowList, validateAllowedIps } from './ip-rules.js';
 
 describe('IP allow-lists', () => {

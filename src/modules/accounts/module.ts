@@ -1,0 +1,130 @@
+// The accounts module, wired: API keys and their authentication, dashboard sessions, rate limits
+// and accounts, over the database and Redis it is lent.
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../../config/config.js';
+import type { FeaturePlugin } from '../../http/feature-plugin.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { AccountService } from './account-service.js';
+import { accountsPlugin } from './accounts.routes.js';
+import { AccountsRepository } from './accounts.repository.js';
+import { ApiKeyService } from './api-key-service.js';
+import { apiKeysPlugin } from './api-keys.routes.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+import { authPlugin } from './auth.routes.js';
+import { Authenticator } from './authenticator.js';
+import { KeyHasher } from './key-hasher.js';
+import { LoginThrottle } from './login-throttle.js';
+import { RateLimiter, type RateLimitStore } from './rate-limiter.js';
+import { SessionService } from './session-service.js';
+import { SessionsRepository } from './sessions.repository.js';
+
+export interface AccountsModuleDependencies {
+  readonly config: Pick<AppConfig, 'auth' | 'rateLimits' | 'sessions'>;
+  readonly db: Kysely<DatabaseSchema>;
+  /** Whether a database error is a unique-constraint violation (the dialect knows). */
+  readonly isUniqueViolation: (error: unknown) => boolean;
+  /** Counters are shared through Redis when there is one, else kept in this process. */
+  readonly redis: Redis | null;
+  /** Namespace of the rate-limit counters in Redis (the login throttle's adds `:login`). */
+  readonly rateLimitPrefix: string;
+  /** Told of each revoked key, once it is refused here (its open streams and sockets end). */
+  readonly onKeyRevoked: (keyId: string) => void;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+export interface AccountsModule {
+  readonly authenticator: Authenticator;
+  readonly rateLimiter: RateLimiter;
+  readonly sessions: SessionService;
+  readonly loginThrottle: LoginThrottle;
+  readonly apiKeys: ApiKeyService;
+  readonly accounts: AccountService;
+  /** An account's key by id, for other areas that name keys (usage's by-key groups). */
+  readonly keyLookup: Pick<ApiKeysRepository, 'findInAccount'>;
+  /** /v1/api-keys and GET /v1/rate-limits/tiers. */
+  readonly apiKeysPlugin: FeaturePlugin;
+  /** /v1/accounts: a plugin of its own, registered after the keys'. */
+  readonly accountsPlugin: FeaturePlugin;
+  /** /v1/auth: app.ts registers it further down the document. */
+  readonly authPlugin: FeaturePlugin;
+  close(): Promise<void>;
+}
+
+/** The tier with the largest per-minute limit (the bootstrap admin key's). */
+function mostGenerousTier(tiers: AppConfig['rateLimits']['tiers']): string {
+  return Object.entries(tiers).reduce((best, entry) =>
+    entry[1].perMinute > best[1].perMinute ? entry : best,
+  )[0];
+}
+
+export function createAccountsModule(dependencies: AccountsModuleDependencies): AccountsModule {
+  const { config, db, redis, rateLimitPrefix, logger, now } = dependencies;
+  const store: RateLimitStore =
+    redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis };
+  const keysRepository = new ApiKeysRepository(db);
+  const hasher = new KeyHasher(config.auth.apiKeySecret);
+  const authenticator = new Authenticator({
+    keys: keysRepository,
+    hasher,
+    cacheTtlMs: config.auth.keyCacheTtlMs,
+    lastUsedWriteIntervalMs: config.auth.lastUsedWriteIntervalMs,
+    now,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'could not record last_used_at'),
+  });
+  const rateLimiter = new RateLimiter(
+    config.rateLimits.tiers,
+    store,
+    rateLimitPrefix,
+    config.rateLimits.accountTiers,
+  );
+  const sessions = new SessionService({
+    sessions: new SessionsRepository(db),
+    authenticator,
+    idleTimeoutMs: config.sessions.idleTimeoutMs,
+    maxAgeMs: config.sessions.maxAgeMs,
+    cacheTtlMs: config.auth.keyCacheTtlMs,
+    logger,
+    now,
+  });
+  const loginThrottle = new LoginThrottle(
+    config.sessions.loginAttemptsPerMinute,
+    store,
+    `${rateLimitPrefix}:login`,
+  );
+  const apiKeys = new ApiKeyService({
+    keys: keysRepository,
+    hasher,
+    authenticator,
+    sessions,
+    tiers: config.rateLimits.tiers,
+    defaultTier: config.rateLimits.defaultTier,
+    onRevoked: dependencies.onKeyRevoked,
+    now,
+  });
+  const accounts = new AccountService({
+    db,
+    accounts: new AccountsRepository(db),
+    apiKeys,
+    isUniqueViolation: dependencies.isUniqueViolation,
+    ownerTier: mostGenerousTier(config.rateLimits.tiers),
+    now,
+  });
+  return {
+    authenticator,
+    rateLimiter,
+    sessions,
+    loginThrottle,
+    apiKeys,
+    accounts,
+    keyLookup: keysRepository,
+    apiKeysPlugin: apiKeysPlugin(apiKeys),
+    accountsPlugin: accountsPlugin(accounts),
+    authPlugin: authPlugin({ config, sessions, loginThrottle, apiKeys, accounts }),
+    // The database and Redis belong to the service, which closes them itself; the key and session
+    // caches hold no timer.
+    close: () => Promise.resolve(),
+  };
+}
