@@ -12,10 +12,10 @@ import type { ModelRegistry } from '../models/model-registry.js';
 import { RequestAbortedError } from '../models/spec.js';
 import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
-import { AgentModels } from './agent-models.js';
+import { AgentModels } from '../models/agent-models.js';
 import { inlineTextWork, type AgentInput, type TextWork } from './agent-type.js';
 import type { AgentService } from './agent-service.js';
-import { requireSchema } from './schema-validator.js';
+import { requireSchema } from '../validation/schema-validator.js';
 import { assertSafeKeys, assertSafeTopLevelKeys } from '../validation/safe-keys.js';
 
 export interface AgentRun {

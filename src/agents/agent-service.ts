@@ -8,7 +8,7 @@ import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
 import { sharedConfiguration } from './private-configuration.js';
 import { assertSafeKeys } from '../validation/safe-keys.js';
-import { requireSchema } from './schema-validator.js';
+import { requireSchema } from '../validation/schema-validator.js';
 
 export interface CreateAgentInput {
   name: string;

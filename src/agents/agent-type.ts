@@ -4,7 +4,7 @@ import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text
 import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
 import type { TObject } from 'typebox';
 import type { Agent } from './agent.js';
-import type { AgentModels } from './agent-models.js';
+import type { AgentModels } from '../models/agent-models.js';
 
 export const agentTypeIds = [
   'RetrievalAgent',

@@ -2,9 +2,9 @@
 // always validated, with one repair attempt, else the plain text for the agent's own fallback),
 // through the registry's fallbacks, counting tokens.
 import type { JSONSchema7 } from '@ai-sdk/provider';
-import type { ModelRegistry } from '../models/model-registry.js';
-import { UpstreamError, type ChatTurn } from '../models/spec.js';
-import { checkAgainstSchema } from './schema-validator.js';
+import type { ModelRegistry } from './model-registry.js';
+import { UpstreamError, type ChatTurn } from './spec.js';
+import { checkAgainstSchema } from '../validation/schema-validator.js';
 
 export interface AgentPrompt {
   system: string;

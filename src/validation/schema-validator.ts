@@ -4,7 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
 import type { AppError } from '../errors/app-error.js';
 import { schemaIssueToError } from '../errors/schema-errors.js';
-import { createAjv } from '../validation/ajv.js';
+import { createAjv } from './ajv.js';
 
 /** Validators by schema object: a schema defined once, in code, is found here every time. */
 const compiled = new WeakMap<object, ValidateFunction>();
