@@ -13,7 +13,6 @@ import { installHttpMetrics } from './http/metrics.js';
 import { installRequestLog } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { accountRoutes } from './http/routes/accounts.routes.js';
-import { agentRoutes } from './http/routes/agents.routes.js';
 import { apiKeyRoutes } from './http/routes/api-keys.routes.js';
 import { authRoutes } from './http/routes/auth.routes.js';
 import { chatRoutes } from './http/routes/chat.routes.js';
@@ -180,7 +179,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   embeddingRoutes(app, services);
   await app.register(services.modules.conversations.plugin);
   await app.register(services.modules.knowledge.plugin);
-  agentRoutes(app, services);
+  await app.register(services.modules.agents.plugin);
   pipelineRoutes(app, services);
   await app.register(services.modules.routing.plugin);
   await app.register(services.modules.layout.plugin);

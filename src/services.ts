@@ -8,16 +8,10 @@ import { KeyHasher } from './auth/key-hasher.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { SessionService } from './auth/session-service.js';
-import { AgentCatalog } from './agents/agent-catalog.js';
-import { AgentExecutor } from './agents/agent-executor.js';
-import { AgentService } from './agents/agent-service.js';
-import type { KnowledgeSearcher } from './agents/agent-type.js';
-import { generationAgent } from './agents/types/generation-agent.js';
-import { reasoningAgent } from './agents/types/reasoning-agent.js';
-import { createRetrievalAgent } from './agents/types/retrieval-agent.js';
-import { createStructureAgent } from './agents/types/structure-agent.js';
-import { summarizationAgent } from './agents/types/summarization-agent.js';
-import { createWebAgent } from './agents/types/web-agent.js';
+import type { AgentCatalog } from './modules/agents/agent-catalog.js';
+import type { AgentExecutor } from './modules/agents/agent-executor.js';
+import type { AgentService } from './modules/agents/agent-service.js';
+import { createAgentsModule, type AgentsModule } from './modules/agents/module.js';
 import { ChatService } from './chat/chat-service.js';
 import {
   ExecutionChangeFeed,
@@ -53,7 +47,6 @@ import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { PostgresListener } from './storage/dialects/postgres-notifications.js';
 import { AccountsRepository } from './storage/repositories/accounts.repository.js';
-import { AgentsRepository } from './storage/repositories/agents.repository.js';
 import { ExecutionsRepository } from './storage/repositories/executions.repository.js';
 import { ApiKeysRepository } from './storage/repositories/api-keys.repository.js';
 import { PipelinesRepository } from './storage/repositories/pipelines.repository.js';
@@ -106,6 +99,7 @@ export interface Services {
     readonly conversations: ConversationsModule;
     readonly templates: TemplatesModule;
     readonly knowledge: KnowledgeModule;
+    readonly agents: AgentsModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -405,42 +399,7 @@ async function wireServices(
   closers.add('knowledge', () => knowledgeModule.close());
   const knowledge = knowledgeModule.service;
 
-  // RetrievalAgent sees knowledge-base search in the shape of its result (`documents`).
-  const knowledgeSearcher: KnowledgeSearcher = {
-    async search(accountId, knowledgeBaseIds, query, options) {
-      const found = await knowledge.search(accountId, knowledgeBaseIds, query, options);
-      return {
-        results: found.results.map((hit) => ({
-          document_id: hit.documentId,
-          title: hit.title,
-          text: hit.text,
-          score: hit.score,
-          source: hit.source,
-        })),
-        mode: found.mode,
-        notice: found.notice,
-      };
-    },
-  };
-  const agentCatalog = new AgentCatalog([
-    createRetrievalAgent(knowledgeSearcher),
-    summarizationAgent,
-    reasoningAgent,
-    generationAgent,
-    createWebAgent(config.web, config.secrets, text),
-    createStructureAgent((task, size, signal) => text.structure(task, size, signal)),
-  ]);
   const pipelineRepository = new PipelinesRepository(storage.db);
-  const agents = new AgentService({
-    agents: new AgentsRepository(storage.db),
-    catalog: agentCatalog,
-    models,
-    knowledgeBases: {
-      missing: (accountId, ids) => knowledge.missingKnowledgeBases(accountId, ids),
-    },
-    usage: { pipelinesUsing: (agentId) => pipelineRepository.usingAgent(agentId) },
-    now,
-  });
   const instanceId = newId('inst');
   const executionsRepository = new ExecutionsRepository(storage.db);
   const feed = new ExecutionChangeFeed({
@@ -478,15 +437,21 @@ async function wireServices(
   // The pipeline runner's close() is the queue's.
   closers.add('job queue', () => jobs.close());
   observeJobs(jobs, metrics);
-  const agentExecutor = new AgentExecutor({
-    agents,
-    catalog: agentCatalog,
+  const agentsModule = createAgentsModule({
+    config,
+    db: storage.db,
     models,
+    text,
+    knowledge,
+    usage: { pipelinesUsing: (agentId) => pipelineRepository.usingAgent(agentId) },
     executions,
     logger,
     now,
-    text: text.agentTextWork,
   });
+  closers.add('agents', () => agentsModule.close());
+  const agents = agentsModule.service;
+  const agentCatalog = agentsModule.catalog;
+  const agentExecutor = agentsModule.executor;
   const pipelines = new PipelineService({ pipelines: pipelineRepository, agents, now });
   const pipelineRunner = new PipelineRunner({
     pipelines,
@@ -575,6 +540,7 @@ async function wireServices(
       conversations: conversationsModule,
       templates: templatesModule,
       knowledge: knowledgeModule,
+      agents: agentsModule,
     },
     metrics,
     instances,

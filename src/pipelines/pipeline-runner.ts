@@ -8,8 +8,8 @@
 // start) stored on the execution, so any instance can take a run up: stages already completed are
 // read back from their records, not run again, and the stage that was interrupted runs again.
 import type { Logger } from 'pino';
-import { AgentRunError, type AgentExecutor } from '../agents/agent-executor.js';
-import type { AgentService } from '../agents/agent-service.js';
+import { AgentRunError, type AgentExecutor } from '../modules/agents/agent-executor.js';
+import type { AgentService } from '../modules/agents/agent-service.js';
 import { AppError, InvalidParameterError, NotFoundError } from '../errors/app-error.js';
 import type { ExecutionService } from '../executions/execution-service.js';
 import {

@@ -1,6 +1,6 @@
 // Web search through the operator's providers (SearXNG's JSON API, Brave Search API, Tavily), each
 // spoken in its own wire format and normalised to {title, url, snippet}.
-import type { AppConfig, SecretSource } from '../../config/config.js';
+import type { AppConfig, SecretSource } from '../../../config/config.js';
 import {
   checkQuery,
   clampCount,

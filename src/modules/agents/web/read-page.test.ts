@@ -6,8 +6,8 @@ import {
   articleParagraphs,
   articleTitle,
   chromeMarkers,
-} from '../../../test/support/web-pages.js';
-import { normaliseWhitespace } from '../../text/plain-text.js';
+} from '../../../../test/support/web-pages.js';
+import { normaliseWhitespace } from '../../../text/plain-text.js';
 import { extractPage } from './extract-page.js';
 
 const url = 'https://ocean.example/tides';

@@ -1,22 +1,22 @@
 // Runs agents. `run` is the one code path for an agent's work (agent execution and pipeline stages
 // both use it); `execute` records it through the execution service: running, then completed or failed.
 import type { Logger } from 'pino';
-import { AppError } from '../errors/app-error.js';
-import type { ExecutionService } from '../executions/execution-service.js';
+import { AppError } from '../../errors/app-error.js';
+import type { ExecutionService } from '../../executions/execution-service.js';
 import {
   executionError,
   executionErrorFrom,
   type ExecutionError,
-} from '../executions/execution.js';
-import type { ModelRegistry } from '../models/model-registry.js';
-import { RequestAbortedError } from '../models/spec.js';
+} from '../../executions/execution.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import { RequestAbortedError } from '../../models/spec.js';
 import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
-import { AgentModels } from '../models/agent-models.js';
+import { AgentModels } from '../../models/agent-models.js';
 import { inlineTextWork, type AgentInput, type TextWork } from './agent-type.js';
 import type { AgentService } from './agent-service.js';
-import { requireSchema } from '../validation/schema-validator.js';
-import { assertSafeKeys, assertSafeTopLevelKeys } from '../validation/safe-keys.js';
+import { requireSchema } from '../../validation/schema-validator.js';
+import { assertSafeKeys, assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
 
 export interface AgentRun {
   result: Record<string, unknown>;

@@ -1,14 +1,14 @@
 // Agents of an account: create, list, read, change, delete. Public agents of other accounts are
 // readable (without their private configuration) and executable, never changeable by them.
-import { AppError, NotFoundError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ModelRegistry } from '../models/model-registry.js';
-import type { AgentsRepository } from '../storage/repositories/agents.repository.js';
+import { AppError, NotFoundError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import type { AgentsRepository } from './agents.repository.js';
 import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
 import { sharedConfiguration } from './private-configuration.js';
-import { assertSafeKeys } from '../validation/safe-keys.js';
-import { requireSchema } from '../validation/schema-validator.js';
+import { assertSafeKeys } from '../../validation/safe-keys.js';
+import { requireSchema } from '../../validation/schema-validator.js';
 
 export interface CreateAgentInput {
   name: string;

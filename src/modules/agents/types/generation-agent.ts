@@ -1,6 +1,6 @@
 // GenerationAgent: writes text to the configured style, format and length.
 import Type from 'typebox';
-import { MissingParameterError } from '../../errors/app-error.js';
+import { MissingParameterError } from '../../../errors/app-error.js';
 import type { AgentType } from '../agent-type.js';
 
 const formats = ['text', 'markdown', 'html'] as const;

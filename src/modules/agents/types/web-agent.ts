@@ -2,12 +2,16 @@
 // pages — the URLs given, or the top results — through a fetch that refuses private, loopback and
 // metadata addresses, with timeouts and size limits.
 import Type from 'typebox';
-import type { AppConfig, SecretSource } from '../../config/config.js';
-import { AppError, InvalidParameterError, MissingParameterError } from '../../errors/app-error.js';
-import type { TextPool } from '../../text-pool/text-pool.js';
+import type { AppConfig, SecretSource } from '../../../config/config.js';
+import {
+  AppError,
+  InvalidParameterError,
+  MissingParameterError,
+} from '../../../errors/app-error.js';
+import type { TextPool } from '../../../text-pool/text-pool.js';
 import type { AgentType } from '../agent-type.js';
 import { readPage, type WebPage } from '../web/read-page.js';
-import { safeFetchOptionsFromConfig, WebFetchError } from '../../net/safe-fetch.js';
+import { safeFetchOptionsFromConfig, WebFetchError } from '../../../net/safe-fetch.js';
 import { SearchProviderError, searchProviderNames } from '../web/search-http.js';
 import { searchWithProviders } from '../web/search-providers.js';
 

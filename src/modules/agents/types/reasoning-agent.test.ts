@@ -1,6 +1,6 @@
 // parseReasoningText: a plain-text answer read as steps and a conclusion, for models that ignore the schema.
 import { describe, expect, it } from 'vitest';
-import { parseReasoningText } from '../../text/reasoning-text.js';
+import { parseReasoningText } from '../../../text/reasoning-text.js';
 
 describe('parseReasoningText', () => {
   it('takes list items and paragraphs as steps and a labelled line as the conclusion', () => {

@@ -4,7 +4,7 @@
 // written summary.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import Type from 'typebox';
-import { MissingParameterError } from '../../errors/app-error.js';
+import { MissingParameterError } from '../../../errors/app-error.js';
 import type { AgentType } from '../agent-type.js';
 
 const formats = ['paragraph', 'bullets', 'json'] as const;

@@ -9,9 +9,13 @@ import {
   startTestServer,
   type RecordedRequest,
   type TestServer,
-} from '../../../test/support/web-servers.js';
-import { articlePage, articleParagraphs, chromeMarkers } from '../../../test/support/web-pages.js';
-import { AllowListEntryError, TargetAllowList } from '../../net/address-policy.js';
+} from '../../../../test/support/web-servers.js';
+import {
+  articlePage,
+  articleParagraphs,
+  chromeMarkers,
+} from '../../../../test/support/web-pages.js';
+import { AllowListEntryError, TargetAllowList } from '../../../net/address-policy.js';
 import { extractPage } from './extract-page.js';
 import { readPage } from './read-page.js';
 import {
@@ -20,7 +24,7 @@ import {
   WebFetchError,
   type Resolver,
   type SafeFetchOptions,
-} from '../../net/safe-fetch.js';
+} from '../../../net/safe-fetch.js';
 
 const userAgent = 'web-agent-test/1.0';
 const hugeBytes = 1024 * 1024;

@@ -2,13 +2,13 @@
 // the exact requests sent, the mapping to {title, url, snippet}, errors, and the multi-provider order.
 import type http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { AppConfig } from '../../config/config.js';
+import type { AppConfig } from '../../../config/config.js';
 import {
   sendJson,
   startTestServer,
   type RecordedRequest,
   type TestServer,
-} from '../../../test/support/web-servers.js';
+} from '../../../../test/support/web-servers.js';
 import { SearchProviderError } from './search-http.js';
 import {
   configuredSearchProviders,

@@ -1,7 +1,7 @@
 // RetrievalAgent: searches the configured knowledge bases and, with a model, answers from the
 // passages found — citing them as [1], [2]… — or says it does not know when nothing relevant was.
 import Type from 'typebox';
-import { MissingParameterError } from '../../errors/app-error.js';
+import { MissingParameterError } from '../../../errors/app-error.js';
 import type { AgentType, FoundPassage, KnowledgeSearcher } from '../agent-type.js';
 
 export interface RetrievalConfiguration {

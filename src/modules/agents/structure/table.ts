@@ -1,5 +1,5 @@
 // The table every StructureAgent step reads and writes, its limits, and the typed errors of the engine.
-import { InvalidParameterError } from '../../errors/app-error.js';
+import { InvalidParameterError } from '../../../errors/app-error.js';
 
 export type Cell = string | number | boolean | null;
 export type Row = Record<string, Cell>;

@@ -1,10 +1,10 @@
 // What an agent type is: its catalog entry, the JSON Schemas of its configuration and per-run
 // parameters (published in the type listing and the OpenAPI document), and how it runs.
-import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text.js';
-import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
+import { parseReasoningText, type ReasoningAnswer } from '../../text/reasoning-text.js';
+import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../../text/textrank.js';
 import type { TObject } from 'typebox';
 import type { Agent } from './agent.js';
-import type { AgentModels } from '../models/agent-models.js';
+import type { AgentModels } from '../../models/agent-models.js';
 
 export const agentTypeIds = [
   'RetrievalAgent',

@@ -1,7 +1,7 @@
 // The plumbing every search provider shares: JSON requests with a timeout and errors that carry
 // neither answer bodies nor keys, and the normalisation of results to {title, url, snippet}.
-import { truncateText } from '../../text/cut.js';
-import { htmlFragmentText } from '../../text/html-text.js';
+import { truncateText } from '../../../text/cut.js';
+import { htmlFragmentText } from '../../../text/html-text.js';
 
 export const searchProviderNames = ['searxng', 'brave', 'tavily'] as const;
 export type SearchProviderName = (typeof searchProviderNames)[number];

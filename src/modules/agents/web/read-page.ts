@@ -1,8 +1,8 @@
 // One page for an agent: fetched with the SSRF rules, then reduced to its readable text by the
 // extractor the caller gives (the text worker threads in the service; see extract-page.ts).
-import { TextTaskLimitError } from '../../text-pool/text-pool.js';
+import { TextTaskLimitError } from '../../../text-pool/text-pool.js';
 import type { ExtractedPage, ExtractOptions } from './extract-page.js';
-import { safeFetch, WebFetchError, type SafeFetchOptions } from '../../net/safe-fetch.js';
+import { safeFetch, WebFetchError, type SafeFetchOptions } from '../../../net/safe-fetch.js';
 
 export interface WebPage {
   /** The URL that answered (after redirects). */

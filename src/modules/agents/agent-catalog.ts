@@ -1,5 +1,5 @@
 // The six agent types of the spec, built with the services they need.
-import { AppError } from '../errors/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import { agentTypeIds, type AgentType } from './agent-type.js';
 
 /**

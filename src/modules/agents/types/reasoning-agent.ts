@@ -3,8 +3,8 @@
 // model that answers in plain text anyway has its answer split into steps and a conclusion.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import Type from 'typebox';
-import { MissingParameterError } from '../../errors/app-error.js';
-import type { ReasoningAnswer } from '../../text/reasoning-text.js';
+import { MissingParameterError } from '../../../errors/app-error.js';
+import type { ReasoningAnswer } from '../../../text/reasoning-text.js';
 import type { AgentType } from '../agent-type.js';
 
 export interface ReasoningConfiguration {

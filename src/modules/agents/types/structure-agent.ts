@@ -3,7 +3,7 @@
 // extract a table from free text first.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import Type from 'typebox';
-import { MissingParameterError } from '../../errors/app-error.js';
+import { MissingParameterError } from '../../../errors/app-error.js';
 import type { AgentInput, AgentType } from '../agent-type.js';
 import {
   runStructureEngine,

@@ -1,8 +1,8 @@
 // Agents: an account's own, and public ones of other accounts that it may read and execute.
 import type { Kysely, Selectable } from 'kysely';
-import type { Agent, AgentPatch } from '../../agents/agent.js';
-import type { DatabaseSchema } from '../schema.js';
-import { pageOf } from './paging.js';
+import type { Agent, AgentPatch } from './agent.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { pageOf } from '../../storage/repositories/paging.js';
 
 function toAgent(row: Selectable<DatabaseSchema['agents']>): Agent {
   return {

@@ -1,10 +1,10 @@
 // A fetched page's readable text: Readability's article, else the visible text; text bodies pass
 // through. Runs in the text worker threads (text-pool), never on the event loop: HTML parsing and
 // Readability take time that grows with the page's size and shape.
-import { truncateText } from '../../text/cut.js';
-import { readableHtml } from '../../text/html-text.js';
-import { markdownTitle } from '../../text/markdown-text.js';
-import { normaliseWhitespace, tidyPlainText } from '../../text/plain-text.js';
+import { truncateText } from '../../../text/cut.js';
+import { readableHtml } from '../../../text/html-text.js';
+import { markdownTitle } from '../../../text/markdown-text.js';
+import { normaliseWhitespace, tidyPlainText } from '../../../text/plain-text.js';
 
 export interface ExtractedPage {
   title: string;
