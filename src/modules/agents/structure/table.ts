@@ -91,6 +91,25 @@ export function listNames(names: readonly string[], limit = 20): string {
   return names.length > limit ? `${shown}, … ${names.length - limit} more` : shown;
 }
 
+/** How a value is named in messages: "the text 'x'", "the number 3", "a list", "nothing". */
+export function describeValue(value: Cell | Cell[] | undefined): string {
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'string') return `the text ${quoteValue(value)}`;
+  if (typeof value === 'number') return `the number ${value}`;
+  return String(value);
+}
+
+/** An operation naming a column the table does not have (at that point of the pipeline). */
+export function requireColumn(table: Table, column: string, path: string): void {
+  if (!table.columns.includes(column)) {
+    throw new OperationError(
+      path,
+      `no column ${quoteValue(column)} (columns: ${listNames(table.columns)})`,
+    );
+  }
+}
+
 /** The uniform kind of a column's non-null values, which filters and charts check values against. */
 export type ColumnKind = 'number' | 'string' | 'boolean' | 'mixed' | 'empty';
 
