@@ -12,7 +12,6 @@ import { installInputSafety } from './http/input-safety.js';
 import { installHttpMetrics } from './http/metrics.js';
 import { installRequestLog } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
-import { agentRoutes } from './http/routes/agents.routes.js';
 import { chatRoutes } from './http/routes/chat.routes.js';
 import { completionRoutes } from './http/routes/completions.routes.js';
 import { embeddingRoutes } from './http/routes/embeddings.routes.js';
@@ -174,7 +173,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   embeddingRoutes(app, services);
   await app.register(services.modules.conversations.plugin);
   await app.register(services.modules.knowledge.plugin);
-  agentRoutes(app, services);
+  await app.register(services.modules.agents.plugin);
   await app.register(services.modules.pipelines.plugins.pipelines);
   await app.register(services.modules.routing.plugin);
   await app.register(services.modules.layout.plugin);

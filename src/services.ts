@@ -8,16 +8,10 @@ import type { LoginThrottle } from './modules/accounts/login-throttle.js';
 import type { RateLimiter } from './modules/accounts/rate-limiter.js';
 import type { SessionService } from './modules/accounts/session-service.js';
 import { createAccountsModule, type AccountsModule } from './modules/accounts/module.js';
-import { AgentCatalog } from './agents/agent-catalog.js';
-import { AgentExecutor, AgentRunError } from './agents/agent-executor.js';
-import { AgentService } from './agents/agent-service.js';
-import type { KnowledgeSearcher } from './agents/agent-type.js';
-import { generationAgent } from './agents/types/generation-agent.js';
-import { reasoningAgent } from './agents/types/reasoning-agent.js';
-import { createRetrievalAgent } from './agents/types/retrieval-agent.js';
-import { createStructureAgent } from './agents/types/structure-agent.js';
-import { summarizationAgent } from './agents/types/summarization-agent.js';
-import { createWebAgent } from './agents/types/web-agent.js';
+import type { AgentCatalog } from './modules/agents/agent-catalog.js';
+import type { AgentExecutor } from './modules/agents/agent-executor.js';
+import type { AgentService } from './modules/agents/agent-service.js';
+import { createAgentsModule, type AgentsModule } from './modules/agents/module.js';
 import { ChatService } from './chat/chat-service.js';
 import type { ExecutionService } from './modules/pipelines/executions/execution-service.js';
 import type { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
@@ -46,7 +40,6 @@ import { CredentialWatch } from './auth/credential-watch.js';
 import { createTemplatesModule, type TemplatesModule } from './modules/templates/module.js';
 import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
-import { AgentsRepository } from './storage/repositories/agents.repository.js';
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
 import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';
 import { createUsageModule, type UsageModule } from './modules/usage/module.js';
@@ -98,6 +91,7 @@ export interface Services {
     readonly templates: TemplatesModule;
     readonly knowledge: KnowledgeModule;
     readonly pipelines: PipelinesModule;
+    readonly agents: AgentsModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -263,45 +257,9 @@ async function wireServices(
   closers.add('knowledge', () => knowledgeModule.close());
   const knowledge = knowledgeModule.service;
 
-  // RetrievalAgent sees knowledge-base search in the shape of its result (`documents`).
-  const knowledgeSearcher: KnowledgeSearcher = {
-    async search(accountId, knowledgeBaseIds, query, options) {
-      const found = await knowledge.search(accountId, knowledgeBaseIds, query, options);
-      return {
-        results: found.results.map((hit) => ({
-          document_id: hit.documentId,
-          title: hit.title,
-          text: hit.text,
-          score: hit.score,
-          source: hit.source,
-        })),
-        mode: found.mode,
-        notice: found.notice,
-      };
-    },
-  };
-  const agentCatalog = new AgentCatalog([
-    createRetrievalAgent(knowledgeSearcher),
-    summarizationAgent,
-    reasoningAgent,
-    generationAgent,
-    createWebAgent(config.web, config.secrets, text),
-    createStructureAgent((task, size, signal) => text.structure(task, size, signal)),
-  ]);
-  const agents = new AgentService({
-    agents: new AgentsRepository(storage.db),
-    catalog: agentCatalog,
-    models,
-    knowledgeBases: {
-      missing: (accountId, ids) => knowledge.missingKnowledgeBases(accountId, ids),
-    },
-    // Called only once the service runs, after the pipelines module exists.
-    usage: { pipelinesUsing: (agentId) => pipelinesModule.pipelines.usingAgent(agentId) },
-    now,
-  });
-  // The executor records agent runs through the pipelines module's executions: it is made there,
-  // once they exist (and before the module's queue takes its first run).
-  let agentExecutor!: AgentExecutor;
+  // Agents record their runs in the pipelines module's executions: the agents module is made
+  // there, once they exist (and before the module's queue takes its first run).
+  let agentsModule!: AgentsModule;
   const pipelinesModule = await createPipelinesModule({
     config,
     storage,
@@ -311,19 +269,23 @@ async function wireServices(
     jobPrefix: overrides.jobPrefix,
     conversations,
     agents: (executions) => {
-      agentExecutor = new AgentExecutor({
-        agents,
-        catalog: agentCatalog,
+      agentsModule = createAgentsModule({
+        config,
+        db: storage.db,
         models,
+        text,
+        knowledge,
+        // Called only once the service runs, after the pipelines module exists.
+        usage: { pipelinesUsing: (agentId) => pipelinesModule.pipelines.usingAgent(agentId) },
         executions,
         logger,
         now,
-        text: text.agentTextWork,
       });
+      closers.add('agents', () => agentsModule.close());
       return {
-        service: agents,
-        executor: agentExecutor,
-        isRunFailure: (error) => error instanceof AgentRunError,
+        service: agentsModule.service,
+        executor: agentsModule.executor,
+        isRunFailure: agentsModule.isRunFailure,
       };
     },
     credentialWatch,
@@ -334,6 +296,9 @@ async function wireServices(
   closers.add('pipelines', () => pipelinesModule.close());
   const { pipelines, executions, instances, jobs } = pipelinesModule;
   const pipelineRunner = pipelinesModule.runner;
+  const agents = agentsModule.service;
+  const agentCatalog = agentsModule.catalog;
+  const agentExecutor = agentsModule.executor;
 
   const usageModule = createUsageModule({
     db: storage.db,
@@ -410,6 +375,7 @@ async function wireServices(
       templates: templatesModule,
       knowledge: knowledgeModule,
       pipelines: pipelinesModule,
+      agents: agentsModule,
     },
     metrics,
     instances,

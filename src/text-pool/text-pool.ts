@@ -9,12 +9,12 @@ import type { Piscina } from 'piscina';
 import type { AppConfig } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 import type { Layout, LayoutRequest } from '../modules/layout/layout-engine.js';
-import type { ExtractedPage, ExtractOptions } from '../agents/web/extract-page.js';
+import type { ExtractedPage, ExtractOptions } from '../modules/agents/web/extract-page.js';
 import { RequestAbortedError } from '../models/spec.js';
 import { bundleDirectory, packageRoot } from '../runtime-paths.js';
-import type { StructureResult } from '../agents/structure/engine.js';
+import type { StructureResult } from '../modules/agents/structure/engine.js';
 import type { Entity } from '../text/entities.js';
-import type { TextWork } from '../agents/agent-type.js';
+import type { TextWork } from '../modules/agents/agent-type.js';
 import type { ReasoningAnswer } from '../text/reasoning-text.js';
 import type { ExtractiveSummary, SummarizeOptions } from '../text/textrank.js';
 import type {

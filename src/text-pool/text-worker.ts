@@ -9,13 +9,13 @@ import {
   extractPage,
   type ExtractedPage,
   type ExtractOptions,
-} from '../agents/web/extract-page.js';
+} from '../modules/agents/web/extract-page.js';
 import type { DocumentContentType } from '../text/extract-text.js';
 import {
   runStructureEngine,
   type StructureEngineOptions,
   type StructureResult,
-} from '../agents/structure/engine.js';
+} from '../modules/agents/structure/engine.js';
 import { AppError } from '../errors/app-error.js';
 import { parseLargeBody } from '../validation/input-values.js';
 import { detectEntities, prepareEntityDetection, type Entity } from '../text/entities.js';

@@ -166,18 +166,39 @@ export interface BoundedHtml {
   readonly flattened: number;
 }
 
+/** Whether `html` has more than `limit` tags (counting `<`, stopping past the limit). */
+function hasMoreTagsThan(html: string, limit: number): boolean {
+  let tags = 0;
+  for (let at = html.indexOf('<'); at !== -1; at = html.indexOf('<', at + 1)) {
+    tags += 1;
+    if (tags > limit) return true;
+  }
+  return false;
+}
+
+const ignore = () => undefined;
+/** The tokenizer's events that do not change the nesting: text, attributes, comments, … */
+const ignoredTokens = {
+  onattribdata: ignore,
+  onattribentity: ignore,
+  onattribend: ignore,
+  onattribname: ignore,
+  oncdata: ignore,
+  oncomment: ignore,
+  ondeclaration: ignore,
+  onend: ignore,
+  onprocessinginstruction: ignore,
+  ontext: ignore,
+  ontextentity: ignore,
+};
+
 /**
  * `html` with every start tag that would nest an element deeper than `maxDepth` (or SVG/MathML
  * contexts deeper than that) replaced by `<?>`. Linear in the length of `html`; a document
  * with fewer tags than `maxDepth` is returned as it is without being read.
  */
 export function boundHtmlNesting(html: string, maxDepth = maxHtmlDepth): BoundedHtml {
-  let tags = 0;
-  for (let at = html.indexOf('<'); at !== -1; at = html.indexOf('<', at + 1)) {
-    tags += 1;
-    if (tags > maxDepth) break;
-  }
-  if (tags <= maxDepth) return { html, flattened: 0 };
+  if (!hasMoreTagsThan(html, maxDepth)) return { html, flattened: 0 };
 
   const open = new OpenElements();
   // The parser's `foreignContext`: whether `/>` closes an element here (SVG, MathML).
@@ -218,7 +239,6 @@ export function boundHtmlNesting(html: string, maxDepth = maxHtmlDepth): Bounded
     if (selfClosing && foreign[foreign.length - 1] === true && open.top === name) open.pop();
   };
 
-  const ignore = () => undefined;
   const tokenizer = new (Tokenizer())(
     { xmlMode: false, decodeEntities: true },
     {
@@ -239,17 +259,7 @@ export function boundHtmlNesting(html: string, maxDepth = maxHtmlDepth): Bounded
         if (open.has(name)) open.closeThrough(name);
         // An unmatched </p> makes an empty <p>, which closes at once: no change in depth.
       },
-      onattribdata: ignore,
-      onattribentity: ignore,
-      onattribend: ignore,
-      onattribname: ignore,
-      oncdata: ignore,
-      oncomment: ignore,
-      ondeclaration: ignore,
-      onend: ignore,
-      onprocessinginstruction: ignore,
-      ontext: ignore,
-      ontextentity: ignore,
+      ...ignoredTokens,
     },
   );
   tokenizer.write(html);

@@ -115,3 +115,13 @@ export const commonParameters = () => ({
     ModelNameSchema('The spec’s common parameter; used where the operation calls a model.'),
   ),
 });
+
+/** A failed run's or stage's error, as execution records carry it. */
+export const ExecutionErrorSchema = Type.Object(
+  {
+    message: Type.String(),
+    type: Type.String(),
+    code: Type.String({ description: 'A code of the error catalog (docs/api.md, "Errors").' }),
+  },
+  { additionalProperties: true },
+);

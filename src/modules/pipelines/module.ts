@@ -4,8 +4,8 @@
 // starts it closes, last started first, also when a later step of its start fails.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { AgentExecutor, AgentRunError } from '../../agents/agent-executor.js';
-import type { AgentService } from '../../agents/agent-service.js';
+import type { AgentExecutor, AgentRunError } from '../agents/agent-executor.js';
+import type { AgentService } from '../agents/agent-service.js';
 import type { CredentialWatch } from '../../auth/credential-watch.js';
 import type { AppConfig } from '../../config/config.js';
 import type { FeaturePlugin } from '../../http/feature-plugin.js';

@@ -1,8 +1,8 @@
 // A pipeline run as the runner carries it: what it needs, the plan a queued run keeps on its
 // execution, its stages, how it may be stopped from outside, and how a stage's failure is told.
 import type { Logger } from 'pino';
-import type { AgentExecutor, AgentRunError } from '../../agents/agent-executor.js';
-import type { AgentService } from '../../agents/agent-service.js';
+import type { AgentExecutor, AgentRunError } from '../agents/agent-executor.js';
+import type { AgentService } from '../agents/agent-service.js';
 import type { ExecutionService } from './executions/execution-service.js';
 import type { Execution, ExecutionError, StageRecord } from './executions/execution.js';
 import type { PipelineStage } from './pipeline.js';

@@ -5,8 +5,8 @@
 // start) stored on the execution, so any instance can take a run up: stages already completed are
 // read back from their records, not run again, and the stage that was interrupted runs again.
 import type { Logger } from 'pino';
-import type { AgentExecutor, AgentRunError } from '../../agents/agent-executor.js';
-import type { AgentService } from '../../agents/agent-service.js';
+import type { AgentExecutor, AgentRunError } from '../agents/agent-executor.js';
+import type { AgentService } from '../agents/agent-service.js';
 import { InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
 import type { ExecutionService } from './executions/execution-service.js';
 import { executionError, type Execution } from './executions/execution.js';

@@ -6,7 +6,7 @@ import {
   NotFoundError,
 } from '../../errors/app-error.js';
 import { newId } from '../../ids.js';
-import type { AgentService } from '../../agents/agent-service.js';
+import type { AgentService } from '../agents/agent-service.js';
 import type { PipelinesRepository } from './pipelines.repository.js';
 import { assertSafeKeys, assertSafeName, forbiddenKeyError } from '../../validation/safe-keys.js';
 import { forbiddenKeyIn, parsePath, PathSyntaxError } from './path-expression.js';

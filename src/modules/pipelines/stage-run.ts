@@ -2,7 +2,7 @@
 // outputs, its agent run through the same code path as an agent execution (with the stage's
 // timeout and retries), and its outputs mapped — each step recorded on the stage's record. A stage
 // that cannot go on is recorded failed and ends with a StageFailure.
-import type { Agent } from '../../agents/agent.js';
+import type { Agent } from '../agents/agent.js';
 import { AppError, NotFoundError } from '../../errors/app-error.js';
 import type { ExecutionService } from './executions/execution-service.js';
 import {

@@ -1,8 +1,8 @@
 // Where an account's messages can go: its agents and pipelines (with the capabilities of their
 // agent types) and the catalog's chat models, and how a target is found, named and checked against
 // the policies that apply to a message.
-import type { Agent } from '../../agents/agent.js';
-import type { AgentService } from '../../agents/agent-service.js';
+import type { Agent } from '../agents/agent.js';
+import type { AgentService } from '../agents/agent-service.js';
 import type { ModelDefinition } from '../../config/config.js';
 import { InvalidParameterError } from '../../errors/app-error.js';
 import type { ModelRegistry } from '../../models/model-registry.js';

@@ -4,12 +4,12 @@
 // facts (quality, cost, latency) and an API key that is set, or not.
 import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent } from '../../agents/agent.js';
-import { summarizationAgent } from '../../agents/types/summarization-agent.js';
+import type { Agent } from '../agents/agent.js';
+import { summarizationAgent } from '../agents/types/summarization-agent.js';
 import type { AppConfig } from '../../config/config.js';
 import { ConversationService } from '../conversations/conversation-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
-import { AgentsRepository } from '../../storage/repositories/agents.repository.js';
+import { AgentsRepository } from '../agents/agents.repository.js';
 import { ConversationsRepository } from '../conversations/conversations.repository.js';
 import { PipelinesRepository } from '../pipelines/pipelines.repository.js';
 import { newId } from '../../ids.js';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { JSONSchema7 } from '@ai-sdk/provider';
-import { AgentModels } from '../../agents/agent-models.js';
+import { AgentModels } from '../../models/agent-models.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { bundleDirectory, packageRoot } from '../../runtime-paths.js';
 import { LinearClassifier, type SerializedClassifier } from './linear-classifier.js';

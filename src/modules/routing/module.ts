@@ -2,8 +2,8 @@
 // what the rest of the service lends it, and its HTTP plugin for app.ts to register.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { AgentCatalog } from '../../agents/agent-catalog.js';
-import type { AgentService } from '../../agents/agent-service.js';
+import type { AgentCatalog } from '../agents/agent-catalog.js';
+import type { AgentService } from '../agents/agent-service.js';
 import type { AppConfig } from '../../config/config.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';

@@ -2,16 +2,16 @@
 // types (their knowledge search the real knowledge service's), agents, pipelines, execution records
 // with a change feed of this process only, and the in-process job queue. Agents' text work runs on
 // the calling thread (the executor's default), so no worker thread starts.
-import type { KnowledgeSearcher } from '../../../src/agents/agent-type.js';
-import { AgentCatalog } from '../../../src/agents/agent-catalog.js';
-import { AgentExecutor, AgentRunError } from '../../../src/agents/agent-executor.js';
-import { AgentService } from '../../../src/agents/agent-service.js';
-import { generationAgent } from '../../../src/agents/types/generation-agent.js';
-import { reasoningAgent } from '../../../src/agents/types/reasoning-agent.js';
-import { createRetrievalAgent } from '../../../src/agents/types/retrieval-agent.js';
-import { createStructureAgent } from '../../../src/agents/types/structure-agent.js';
-import { summarizationAgent } from '../../../src/agents/types/summarization-agent.js';
-import { createWebAgent } from '../../../src/agents/types/web-agent.js';
+import type { KnowledgeSearcher } from '../../../src/modules/agents/agent-type.js';
+import { AgentCatalog } from '../../../src/modules/agents/agent-catalog.js';
+import { AgentExecutor, AgentRunError } from '../../../src/modules/agents/agent-executor.js';
+import { AgentService } from '../../../src/modules/agents/agent-service.js';
+import { generationAgent } from '../../../src/modules/agents/types/generation-agent.js';
+import { reasoningAgent } from '../../../src/modules/agents/types/reasoning-agent.js';
+import { createRetrievalAgent } from '../../../src/modules/agents/types/retrieval-agent.js';
+import { createStructureAgent } from '../../../src/modules/agents/types/structure-agent.js';
+import { summarizationAgent } from '../../../src/modules/agents/types/summarization-agent.js';
+import { createWebAgent } from '../../../src/modules/agents/types/web-agent.js';
 import type { ConversationService } from '../../../src/modules/conversations/conversation-service.js';
 import { ExecutionChangeFeed } from '../../../src/modules/pipelines/executions/change-feed.js';
 import { ExecutionService } from '../../../src/modules/pipelines/executions/execution-service.js';
@@ -25,7 +25,7 @@ import { createKnowledgeIndex } from '../../../src/storage/dialects/knowledge-di
 import { ExecutionsRepository } from '../../../src/modules/pipelines/executions/executions.repository.js';
 import { KnowledgeRepository } from '../../../src/modules/knowledge/knowledge.repository.js';
 import { PipelinesRepository } from '../../../src/modules/pipelines/pipelines.repository.js';
-import { AgentsRepository } from '../../../src/storage/repositories/agents.repository.js';
+import { AgentsRepository } from '../../../src/modules/agents/agents.repository.js';
 import { TextPool } from '../../../src/text-pool/text-pool.js';
 import type { TestClock } from './clock.js';
 import type { UnitStorage } from './storage.js';

@@ -1,22 +1,13 @@
 // Execution records as the domain sees them: a run of an agent or a pipeline, its stages, how it
 // ended, and the events a follower receives as the records change.
-import type { AppError } from '../../../errors/app-error.js';
-import { errorCatalog, type ErrorCode, type ErrorType } from '../../../errors/catalog.js';
+import type { ExecutionError } from '../../../errors/execution-error.js';
+
+export type { ExecutionError };
+export { executionError, executionErrorFrom } from '../../../errors/execution-error.js';
 
 export type ExecutionKind = 'agent' | 'pipeline';
 export type ExecutionStatus = 'running' | 'completed' | 'failed';
 export type StageStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
-
-/**
- * How a run or a stage failed: the contract's error object. `code` is a code of the error catalog
- * (the type checker holds every stored code to it), `type` the catalog's type for that code.
- */
-export interface ExecutionError {
-  message: string;
-  type: ErrorType;
-  code: ErrorCode;
-  [detail: string]: unknown;
-}
 
 export interface Execution {
   id: string;
@@ -108,18 +99,3 @@ export type ExecutionEvent =
   | { type: 'stage-start'; execution: Execution; stage: StageRecord }
   | { type: 'stage-end'; execution: Execution; stage: StageRecord }
   | { type: 'execution-end'; execution: Execution; stagesCompleted: number };
-
-/** The contract's error object for `code`, with the catalog's type. */
-export function executionError(
-  code: ErrorCode,
-  message: string,
-  details: Record<string, unknown> = {},
-): ExecutionError {
-  return { ...details, message, type: errorCatalog[code].type, code };
-}
-
-/** An AppError as an execution's error (its `param`, when it has one, and its details kept). */
-export function executionErrorFrom(error: AppError): ExecutionError {
-  const { message, type, code, param, ...details } = error.toBody().error;
-  return { ...details, message, type, code, ...(param === null ? {} : { param }) };
-}

@@ -2,16 +2,11 @@
 // them; shared by the executions, agents and pipelines routes.
 import Type from 'typebox';
 import type { Execution, ExecutionError, ExecutionEvent, StageRecord } from './execution.js';
-import { NullableTimestamp, Timestamp } from '../../../http/schemas/common.js';
-
-export const ExecutionErrorSchema = Type.Object(
-  {
-    message: Type.String(),
-    type: Type.String(),
-    code: Type.String({ description: 'A code of the error catalog (docs/api.md, "Errors").' }),
-  },
-  { additionalProperties: true },
-);
+import {
+  ExecutionErrorSchema,
+  NullableTimestamp,
+  Timestamp,
+} from '../../../http/schemas/common.js';
 
 export const StageRecordSchema = Type.Object({
   id: Type.String(),

@@ -1,0 +1,216 @@
+// Runs agents. `run` is the one code path for an agent's work (agent execution and pipeline stages
+// both use it); `execute` records it through the execution service: running, then completed or failed.
+import type { Logger } from 'pino';
+import { AppError } from '../../errors/app-error.js';
+import type { ExecutionService } from '../pipelines/executions/execution-service.js';
+import {
+  executionError,
+  executionErrorFrom,
+  type ExecutionError,
+} from '../../errors/execution-error.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import { RequestAbortedError } from '../../models/spec.js';
+import type { Agent } from './agent.js';
+import type { AgentCatalog } from './agent-catalog.js';
+import { AgentModels } from '../../models/agent-models.js';
+import { inlineTextWork, type AgentInput, type TextWork } from './agent-type.js';
+import type { AgentService } from './agent-service.js';
+import { requireSchema } from '../../validation/schema-validator.js';
+import { assertSafeKeys, assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
+
+export interface AgentRun {
+  result: Record<string, unknown>;
+  tokensUsed: number;
+  executionTimeMs: number;
+}
+
+/**
+ * An agent execution request: free-form, as the spec has it. `query`, `parameters`, `data` and
+ * `urls` are what the types read; `conversation_id` and `user_id` are recorded on the execution;
+ * `model` replaces the agent's model for this run; every other key is kept in the recorded input.
+ */
+export interface AgentExecutionRequest extends AgentInput {
+  conversation_id?: string | undefined;
+  user_id?: string | undefined;
+  model?: string | undefined;
+  [key: string]: unknown;
+}
+
+export interface AgentExecutionResponse {
+  success: boolean;
+  executionId: string;
+  result: Record<string, unknown> | null;
+  error: ExecutionError | null;
+  executionTimeMs: number;
+  tokensUsed: number;
+}
+
+/** A run that failed, with what it had cost until then. */
+export class AgentRunError extends Error {
+  constructor(
+    readonly error: ExecutionError,
+    readonly tokensUsed: number,
+    readonly executionTimeMs: number,
+    readonly aborted: boolean,
+  ) {
+    super(error.message);
+    this.name = 'AgentRunError';
+  }
+}
+
+export interface AgentExecutorOptions {
+  agents: AgentService;
+  catalog: AgentCatalog;
+  models: ModelRegistry;
+  executions: ExecutionService;
+  logger: Logger;
+  now?: () => number;
+  /** Where agents' text work runs; default: on the event loop. */
+  text?: TextWork;
+}
+
+export class AgentExecutor {
+  private readonly now: () => number;
+
+  constructor(private readonly options: AgentExecutorOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Checks the input before anything is recorded (a 400 naming the field): the per-run
+   * `parameters` against the type's schema (defaults filled in), what the type needs, and a
+   * `model` that replaces the agent's.
+   */
+  async prepare(
+    agent: Agent,
+    input: AgentInput,
+    model?: string | null,
+  ): Promise<{ parameters: Record<string, unknown> }> {
+    const type = this.options.catalog.require(agent.agentType);
+    this.options.agents.requireChatModel(model, 'model');
+    assertSafeKeys(input.parameters, 'parameters');
+    const parameters = requireSchema<Record<string, unknown>>(
+      type.parametersSchema,
+      input.parameters ?? {},
+      'agent parameters',
+      'parameters',
+    );
+    await type.validateInput(input, agent.configuration, parameters);
+    return { parameters };
+  }
+
+  /** Runs the agent; failures become an AgentRunError carrying the contract's error object. */
+  async run(
+    agent: Agent,
+    input: AgentInput,
+    parameters: Record<string, unknown>,
+    options: { callerAccountId: string; signal: AbortSignal; model?: string | null },
+  ): Promise<AgentRun> {
+    const { callerAccountId, signal } = options;
+    const type = this.options.catalog.require(agent.agentType);
+    const models = new AgentModels(
+      this.options.models,
+      options.model ?? agent.modelId,
+      callerAccountId,
+      signal,
+    );
+    const started = this.now();
+    try {
+      const result = await type.run(
+        { agent, callerAccountId, models, signal, text: this.options.text ?? inlineTextWork },
+        agent.configuration,
+        input,
+        parameters,
+      );
+      return { result, tokensUsed: models.tokensUsed, executionTimeMs: this.now() - started };
+    } catch (error) {
+      const aborted = error instanceof RequestAbortedError || signal.aborted;
+      throw new AgentRunError(
+        this.describe(error, agent, aborted),
+        models.tokensUsed,
+        this.now() - started,
+        aborted,
+      );
+    }
+  }
+
+  /** POST /v1/agents/{id}/execute: one recorded run; a run-time failure is `success: false`. */
+  async execute(
+    callerAccountId: string,
+    agentId: string,
+    request: AgentExecutionRequest,
+    signal: AbortSignal,
+    apiKeyId: string | null = null,
+  ): Promise<AgentExecutionResponse> {
+    const agent = await this.options.agents.get(callerAccountId, agentId);
+    // Any other key is kept in the recorded input under the client's name (its values are data).
+    assertSafeTopLevelKeys(request);
+    const { conversation_id: conversationId, user_id: userId, ...rest } = request;
+    const { parameters } = await this.prepare(agent, request, request.model);
+    const { execution } = await this.options.executions.start({
+      accountId: callerAccountId,
+      kind: 'agent',
+      agentId: agent.id,
+      conversationId: conversationId ?? null,
+      userId: userId ?? null,
+      apiKeyId,
+      input: { ...rest, parameters },
+    });
+    try {
+      const run = await this.run(agent, request, parameters, {
+        callerAccountId,
+        signal,
+        model: request.model ?? null,
+      });
+      await this.options.executions.finish(execution, {
+        status: 'completed',
+        output: run.result,
+        error: null,
+        tokensUsed: run.tokensUsed,
+        executionTimeMs: run.executionTimeMs,
+      });
+      return {
+        success: true,
+        executionId: execution.id,
+        result: run.result,
+        error: null,
+        executionTimeMs: run.executionTimeMs,
+        tokensUsed: run.tokensUsed,
+      };
+    } catch (error) {
+      if (!(error instanceof AgentRunError)) throw error;
+      await this.options.executions.finish(execution, {
+        status: 'failed',
+        output: null,
+        error: error.error,
+        tokensUsed: error.tokensUsed,
+        executionTimeMs: error.executionTimeMs,
+      });
+      if (error.aborted) throw new RequestAbortedError();
+      return {
+        success: false,
+        executionId: execution.id,
+        result: null,
+        error: error.error,
+        executionTimeMs: error.executionTimeMs,
+        tokensUsed: error.tokensUsed,
+      };
+    }
+  }
+
+  /** The contract's error object for a failed run; an unexpected failure is logged, not echoed. */
+  private describe(error: unknown, agent: Agent, aborted: boolean): ExecutionError {
+    if (aborted) {
+      return executionError(
+        'aborted',
+        'The run was stopped before the agent finished (the client closed the request).',
+      );
+    }
+    if (error instanceof AppError) return executionErrorFrom(error);
+    this.options.logger.error({ err: error, agent_id: agent.id }, 'agent failed unexpectedly');
+    return executionError(
+      'internal_error',
+      `${agent.agentType} failed unexpectedly; the failure was logged.`,
+    );
+  }
+}

@@ -1,0 +1,97 @@
+// What an agent type is: its catalog entry, the JSON Schemas of its configuration and per-run
+// parameters (published in the type listing and the OpenAPI document), and how it runs.
+import { parseReasoningText, type ReasoningAnswer } from '../../text/reasoning-text.js';
+import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../../text/textrank.js';
+import type { TObject } from 'typebox';
+import type { Agent } from './agent.js';
+import type { AgentModels } from '../../models/agent-models.js';
+
+export const agentTypeIds = [
+  'RetrievalAgent',
+  'SummarizationAgent',
+  'ReasoningAgent',
+  'GenerationAgent',
+  'WebAgent',
+  'StructureAgent',
+] as const;
+
+export type AgentTypeId = (typeof agentTypeIds)[number];
+
+/** A passage found in a knowledge base. */
+export interface FoundPassage {
+  document_id: string;
+  title: string;
+  text: string;
+  score: number;
+  source: string | null;
+}
+
+/** The knowledge-base search RetrievalAgent needs (the knowledge service provides it). */
+export interface KnowledgeSearcher {
+  search(
+    accountId: string,
+    knowledgeBaseIds: readonly string[],
+    query: string,
+    options: { topK: number; minScore: number },
+  ): Promise<{ results: FoundPassage[]; mode: string; notice: string | null }>;
+}
+
+/** What one execution asks of an agent (`query`, `parameters`, and per type `data` or `urls`). */
+export interface AgentInput {
+  query?: string | undefined;
+  parameters?: Record<string, unknown> | undefined;
+  data?: unknown;
+  urls?: string[] | undefined;
+}
+
+/**
+ * Text work whose time grows with the shape of its input (Markdown lexing, TextRank): run in the
+ * text worker threads by the service, so that no client text, nor model output a client shaped,
+ * holds the event loop.
+ */
+export interface TextWork {
+  reasoningText(text: string): Promise<ReasoningAnswer>;
+  summarize(text: string, options: SummarizeOptions): Promise<ExtractiveSummary>;
+}
+
+/** The same work on the calling thread (tests, tools without threads). */
+export const inlineTextWork: TextWork = {
+  reasoningText: (text) => Promise.resolve(parseReasoningText(text)),
+  summarize: (text, options) => Promise.resolve().then(() => summarize(text, options)),
+};
+
+export interface AgentRunContext {
+  /** The agent being run; its knowledge bases are searched in its owner's account. */
+  agent: Agent;
+  /** The account that asked for the run (for public agents, not the owner). */
+  callerAccountId: string;
+  models: AgentModels;
+  signal: AbortSignal;
+  text: TextWork;
+}
+
+export interface AgentType<Configuration = Record<string, unknown>> {
+  id: AgentTypeId;
+  name: string;
+  description: string;
+  capabilities: readonly string[];
+  /** The `configuration` of agents of this type; unknown keys are refused. */
+  configurationSchema: TObject;
+  /** The `parameters` a run may pass (per-run overrides); unknown keys are refused. */
+  parametersSchema: TObject;
+  /**
+   * Checks the input before the run is recorded (a 400 for bad input): which of `query`, `data`,
+   * `urls` it needs, and anything that can be checked without running.
+   */
+  validateInput(
+    input: AgentInput,
+    configuration: Configuration,
+    parameters: Record<string, unknown>,
+  ): void | Promise<void>;
+  run(
+    context: AgentRunContext,
+    configuration: Configuration,
+    input: AgentInput,
+    parameters: Record<string, unknown>,
+  ): Promise<Record<string, unknown>>;
+}
