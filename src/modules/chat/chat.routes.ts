@@ -1,11 +1,10 @@
 // POST /v1/chat: one turn of a stored conversation, answered as JSON or as the contract's
-// Server-Sent Events (start, delta…, end | error).
+// Server-Sent Events (start, delta…, end | error), as one Fastify plugin over the chat service.
 import type { FastifyBaseLogger } from 'fastify';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
-import type { ChatOutcome, ChatStreamEvent } from '../../chat/chat-service.js';
-import type { Services } from '../../services.js';
-import { maxTokensLimit } from '../schemas/common.js';
+import type { CredentialWatch } from '../../auth/credential-watch.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import {
   clientGoneSignal,
   guardAnswer,
@@ -13,81 +12,28 @@ import {
   sendEventStream,
   serverSentEvents,
   untilCredentialsEnd,
-} from '../streaming.js';
-import { principalOf, type App } from '../types.js';
+} from '../../http/streaming.js';
+import { principalOf, type App } from '../../http/types.js';
+import type { RoutingService } from '../routing/routing-service.js';
+import type { ChatOutcome, ChatService, ChatStreamEvent } from './chat-service.js';
+import { ChatRequestSchema, ChatResponseSchema } from './chat.schemas.js';
 
-const UsageSchema = Type.Object({
-  prompt_tokens: Type.Integer(),
-  completion_tokens: Type.Integer(),
-  total_tokens: Type.Integer(),
-});
+export type ChatPlugin = FeaturePlugin;
 
-const FinishReasonSchema = Type.Union(
-  [
-    Type.Literal('stop'),
-    Type.Literal('length'),
-    Type.Literal('content_filter'),
-    Type.Literal('other'),
-  ],
-  { description: "'length': the answer reached max_tokens." },
-);
+export interface ChatRoutesDependencies {
+  readonly chat: ChatService;
+  /** `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens. */
+  readonly routing: Pick<RoutingService, 'resolveChatModel'>;
+  /** Ends a stream whose key is revoked or expires. */
+  readonly credentialWatch: CredentialWatch;
+}
 
-const ChatResponseSchema = Type.Object({
-  message: Type.String({ description: "The assistant's reply." }),
-  conversation_id: Type.String(),
-  message_id: Type.String({ description: 'The id of the stored reply (for feedback).' }),
-  model: Type.String({
-    description: 'The model that answered (a fallback if the requested one failed).',
-  }),
-  usage: UsageSchema,
-  finish_reason: FinishReasonSchema,
-  latency_ms: Type.Integer(),
-});
-
-export const ChatRequestSchema = Type.Object(
-  {
-    messages: Type.Array(
-      Type.Object(
-        {
-          role: Type.Union([
-            Type.Literal('system'),
-            Type.Literal('user'),
-            Type.Literal('assistant'),
-          ]),
-          content: Type.String({ maxLength: 1_000_000 }),
-        },
-        { additionalProperties: false },
-      ),
-      {
-        minItems: 1,
-        maxItems: 1000,
-        description:
-          "The new turn: an optional system message (overrides the conversation's system prompt for this turn), earlier assistant/user turns as history, and the user's message last.",
-      },
-    ),
-    user_id: Type.String({ minLength: 1, maxLength: 256 }),
-    conversation_id: Type.Optional(
-      Type.String({ maxLength: 100, description: 'Omit to start a new conversation.' }),
-    ),
-    model: Type.Optional(
-      Type.String({
-        maxLength: 256,
-        description:
-          "Default: the conversation's model, else the service's default model. `auto` lets the router choose among the catalog's chat models (routing policies apply); the answer's `model` names the one that answered.",
-      }),
-    ),
-    stream: Type.Optional(Type.Boolean({ default: false })),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    max_tokens: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: maxTokensLimit,
-        description: "At most the model's max_tokens; default: that.",
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
+/** The chat route, registered by app.ts like any Fastify plugin. */
+export function chatPlugin(dependencies: ChatRoutesDependencies): ChatPlugin {
+  return featurePlugin('chat', (app) => {
+    chatRoutes(app, dependencies);
+  });
+}
 
 function usageJson(outcome: ChatOutcome) {
   return {
@@ -131,7 +77,7 @@ async function* contractEvents(events: AsyncIterable<ChatStreamEvent>, log: Fast
   }
 }
 
-export function chatRoutes(app: App, services: Services): void {
+function chatRoutes(app: App, { chat, routing, credentialWatch }: ChatRoutesDependencies): void {
   app.post(
     '/v1/chat',
     {
@@ -160,12 +106,10 @@ export function chatRoutes(app: App, services: Services): void {
       const body = request.body;
       // A stream also ends when its key is revoked or expires (an `error` event, revoked_api_key).
       const guard =
-        body.stream === true
-          ? guardAnswer(reply, services.credentialWatch, principalOf(request))
-          : null;
+        body.stream === true ? guardAnswer(reply, credentialWatch, principalOf(request)) : null;
       const signal = guard?.signal ?? clientGoneSignal(reply);
       // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
-      const routed = await services.routing.resolveChatModel({
+      const routed = await routing.resolveChatModel({
         caller: principalOf(request),
         requestedModel: body.model,
         messages: body.messages,
@@ -188,7 +132,7 @@ export function chatRoutes(app: App, services: Services): void {
       if (guard !== null) {
         let events: AsyncGenerator<ChatStreamEvent>;
         try {
-          events = await services.chat.openStream(chatRequest);
+          events = await chat.openStream(chatRequest);
         } catch (error) {
           // Revoked while the model was being asked: the key's 401, not an aborted request.
           throw guard.ended ?? error;
@@ -199,7 +143,7 @@ export function chatRoutes(app: App, services: Services): void {
         }));
         return sendEventStream(reply, serverSentEvents(contractEvents(guarded, request.log)));
       }
-      const outcome = await services.chat.complete(chatRequest);
+      const outcome = await chat.complete(chatRequest);
       return reply.type('application/json; charset=utf-8').send({
         message: outcome.text,
         conversation_id: outcome.conversationId ?? '',
