@@ -1,6 +1,6 @@
 // POST /v1/chat: one turn of a stored conversation, answered as JSON or as the contract's
 // Server-Sent Events (start, delta…, end | error), as one Fastify plugin over the chat service.
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import type { CredentialWatch } from '../../auth/credential-watch.js';
@@ -16,7 +16,7 @@ import {
 import { principalOf, type App } from '../../http/types.js';
 import type { RoutingService } from '../routing/routing-service.js';
 import type { ChatOutcome, ChatService, ChatStreamEvent } from './chat-service.js';
-import { ChatRequestSchema, ChatResponseSchema } from './chat.schemas.js';
+import { ChatRequestSchema, ChatResponseSchema, type ChatRequestBody } from './chat.schemas.js';
 
 export type ChatPlugin = FeaturePlugin;
 
@@ -77,7 +77,7 @@ async function* contractEvents(events: AsyncIterable<ChatStreamEvent>, log: Fast
   }
 }
 
-function chatRoutes(app: App, { chat, routing, credentialWatch }: ChatRoutesDependencies): void {
+function chatRoutes(app: App, dependencies: ChatRoutesDependencies): void {
   app.post(
     '/v1/chat',
     {
@@ -103,56 +103,67 @@ function chatRoutes(app: App, { chat, routing, credentialWatch }: ChatRoutesDepe
       },
     },
     async (request, reply) => {
-      const body = request.body;
-      // A stream also ends when its key is revoked or expires (an `error` event, revoked_api_key).
-      const guard =
-        body.stream === true ? guardAnswer(reply, credentialWatch, principalOf(request)) : null;
-      const signal = guard?.signal ?? clientGoneSignal(reply);
-      // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
-      const routed = await routing.resolveChatModel({
-        caller: principalOf(request),
-        requestedModel: body.model,
-        messages: body.messages,
-        maxTokens: body.max_tokens,
-        conversationId: body.conversation_id ?? null,
-        signal,
-      });
-      const chatRequest = {
-        accountId: principalOf(request).accountId,
-        apiKeyId: principalOf(request).keyId,
-        userId: body.user_id,
-        conversationId: body.conversation_id ?? null,
-        persist: true,
-        messages: body.messages,
-        model: routed.model,
-        temperature: body.temperature,
-        maxTokens: routed.maxTokens,
-        signal,
-      };
-      if (guard !== null) {
-        let events: AsyncGenerator<ChatStreamEvent>;
-        try {
-          events = await chat.openStream(chatRequest);
-        } catch (error) {
-          // Revoked while the model was being asked: the key's 401, not an aborted request.
-          throw guard.ended ?? error;
-        }
-        const guarded = untilCredentialsEnd<ChatStreamEvent>(events, guard, (error) => ({
-          type: 'error',
-          error,
-        }));
-        return sendEventStream(reply, serverSentEvents(contractEvents(guarded, request.log)));
-      }
-      const outcome = await chat.complete(chatRequest);
-      return reply.type('application/json; charset=utf-8').send({
-        message: outcome.text,
-        conversation_id: outcome.conversationId ?? '',
-        message_id: outcome.messageId,
-        model: outcome.model.name,
-        usage: usageJson(outcome),
-        finish_reason: outcome.finishReason,
-        latency_ms: outcome.latencyMs,
-      });
+      await answer(dependencies, request.body, request, reply);
+      return reply;
     },
   );
+}
+
+/** One turn: routed, then sent as JSON or as the contract's event stream. */
+async function answer(
+  { chat, routing, credentialWatch }: ChatRoutesDependencies,
+  body: ChatRequestBody,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  // A stream also ends when its key is revoked or expires (an `error` event, revoked_api_key).
+  const guard =
+    body.stream === true ? guardAnswer(reply, credentialWatch, principalOf(request)) : null;
+  const signal = guard?.signal ?? clientGoneSignal(reply);
+  // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
+  const routed = await routing.resolveChatModel({
+    caller: principalOf(request),
+    requestedModel: body.model,
+    messages: body.messages,
+    maxTokens: body.max_tokens,
+    conversationId: body.conversation_id ?? null,
+    signal,
+  });
+  const chatRequest = {
+    accountId: principalOf(request).accountId,
+    apiKeyId: principalOf(request).keyId,
+    userId: body.user_id,
+    conversationId: body.conversation_id ?? null,
+    persist: true,
+    messages: body.messages,
+    model: routed.model,
+    temperature: body.temperature,
+    maxTokens: routed.maxTokens,
+    signal,
+  };
+  if (guard !== null) {
+    let events: AsyncGenerator<ChatStreamEvent>;
+    try {
+      events = await chat.openStream(chatRequest);
+    } catch (error) {
+      // Revoked while the model was being asked: the key's 401, not an aborted request.
+      throw guard.ended ?? error;
+    }
+    const guarded = untilCredentialsEnd<ChatStreamEvent>(events, guard, (error) => ({
+      type: 'error',
+      error,
+    }));
+    void sendEventStream(reply, serverSentEvents(contractEvents(guarded, request.log)));
+    return;
+  }
+  const outcome = await chat.complete(chatRequest);
+  void reply.type('application/json; charset=utf-8').send({
+    message: outcome.text,
+    conversation_id: outcome.conversationId ?? '',
+    message_id: outcome.messageId,
+    model: outcome.model.name,
+    usage: usageJson(outcome),
+    finish_reason: outcome.finishReason,
+    latency_ms: outcome.latencyMs,
+  });
 }

@@ -1,6 +1,6 @@
 // The HTTP shapes of POST /v1/chat: the request (one turn of a stored conversation) and the JSON
 // answer.
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { maxTokensLimit } from '../../http/schemas/common.js';
 
 const UsageSchema = Type.Object({
@@ -75,3 +75,5 @@ export const ChatRequestSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export type ChatRequestBody = Static<typeof ChatRequestSchema>;
