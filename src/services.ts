@@ -12,7 +12,9 @@ import type { AgentCatalog } from './modules/agents/agent-catalog.js';
 import type { AgentExecutor } from './modules/agents/agent-executor.js';
 import type { AgentService } from './modules/agents/agent-service.js';
 import { createAgentsModule, type AgentsModule } from './modules/agents/module.js';
-import { ChatService } from './chat/chat-service.js';
+import type { ChatService } from './modules/chat/chat-service.js';
+import { createChatModule, type ChatModule } from './modules/chat/module.js';
+import { createCompletionsModule, type CompletionsModule } from './modules/completions/module.js';
 import type { ExecutionService } from './modules/pipelines/executions/execution-service.js';
 import type { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
 import type { JobQueue } from './jobs/job-queue.js';
@@ -92,6 +94,8 @@ export interface Services {
     readonly knowledge: KnowledgeModule;
     readonly pipelines: PipelinesModule;
     readonly agents: AgentsModule;
+    readonly chat: ChatModule;
+    readonly completions: CompletionsModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -229,7 +233,6 @@ async function wireServices(
   closers.add('conversations', () => conversationsModule.close());
   const conversations = conversationsModule.service;
   const feedback = conversationsModule.feedback;
-  const chat = new ChatService({ models, conversations, now });
   const voiceSessions = new VoiceSessionService({
     repository: new VoiceSessionsRepository(storage.db),
     models,
@@ -324,6 +327,12 @@ async function wireServices(
   closers.add('routing', () => routingModule.close());
   const routing = routingModule.service;
 
+  const chatModule = createChatModule({ models, conversations, routing, credentialWatch, now });
+  closers.add('chat', () => chatModule.close());
+  const chat = chatModule.service;
+  const completionsModule = createCompletionsModule({ chat, models, routing, credentialWatch });
+  closers.add('completions', () => completionsModule.close());
+
   const layoutModule = createLayoutModule({ text });
   closers.add('layout', () => layoutModule.close());
 
@@ -376,6 +385,8 @@ async function wireServices(
       knowledge: knowledgeModule,
       pipelines: pipelinesModule,
       agents: agentsModule,
+      chat: chatModule,
+      completions: completionsModule,
     },
     metrics,
     instances,

@@ -3,7 +3,7 @@
 // audio, synthesised sentence by sentence while the model still writes; speech during the answer
 // interrupts it (barge-in). It sees no socket: it is given audio and text, and emits events.
 import type { Logger } from 'pino';
-import type { ChatService, ChatStreamEvent } from '../chat/chat-service.js';
+import type { ChatService, ChatStreamEvent } from '../modules/chat/chat-service.js';
 import type { AppConfig } from '../config/config.js';
 import { AppError } from '../errors/app-error.js';
 import { newId } from '../ids.js';

@@ -3,19 +3,19 @@
 // history and system prompt a later turn sends, a streamed turn's events in order, trimming to the
 // context window, fallbacks, and upstream failures that leave nothing behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allDialects } from '../../test/support/dialects.js';
-import { TestClock } from '../../test/support/unit/clock.js';
-import { appErrorOf } from '../../test/support/unit/errors.js';
+import { allDialects } from '../../../test/support/dialects.js';
+import { TestClock } from '../../../test/support/unit/clock.js';
+import { appErrorOf } from '../../../test/support/unit/errors.js';
 import {
   fakeUpstreamForFile,
   openChatStack,
   type ChatStack,
-} from '../../test/support/unit/models.js';
-import { insertAccount } from '../../test/support/unit/storage.js';
-import type { Account } from '../modules/accounts/account.js';
-import type { ConversationService } from '../modules/conversations/conversation-service.js';
-import type { ChatTurn } from '../models/spec.js';
-import { UpstreamError } from '../models/spec.js';
+} from '../../../test/support/unit/models.js';
+import { insertAccount } from '../../../test/support/unit/storage.js';
+import type { Account } from '../accounts/account.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
+import type { ChatTurn } from '../../models/spec.js';
+import { UpstreamError } from '../../models/spec.js';
 import { ChatService, type ChatRequest, type ChatStreamEvent } from './chat-service.js';
 
 const upstream = fakeUpstreamForFile();

@@ -2,11 +2,11 @@
 // prompt from the template, stored history, the new turns), trims it oldest-first to the model's
 // window, calls the model with its fallbacks, and stores both turns once the answer is complete —
 // a new conversation with them, so a first turn that fails or is abandoned leaves nothing behind.
-import type { ModelDefinition } from '../config/config.js';
-import type { ConversationService } from '../modules/conversations/conversation-service.js';
-import { AppError, InvalidParameterError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ModelRegistry } from '../models/model-registry.js';
+import type { ModelDefinition } from '../../config/config.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
+import { AppError, InvalidParameterError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
 import {
   RequestAbortedError,
   UpstreamError,
@@ -15,8 +15,8 @@ import {
   type FinishReason,
   type StreamPart,
   type TokenUsage,
-} from '../models/spec.js';
-import type { Conversation, NewMessage } from '../modules/conversations/conversation.js';
+} from '../../models/spec.js';
+import type { Conversation, NewMessage } from '../conversations/conversation.js';
 
 /** How many stored messages are read as the context of a turn (then trimmed by tokens). */
 const historyWindow = 200;

@@ -1,0 +1,69 @@
+// The HTTP shapes of the model catalog: an entry (the shared `Model` schema, referenced by $id) and
+// the list, in the spec's shape and OpenAI's at once.
+import Type from 'typebox';
+import { modelTypes } from '../../config/config.js';
+import { modelProviders } from '../../config/model-entry.js';
+
+export const ModelSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Catalog identifier; equal to `name`.' }),
+    object: Type.Literal('model'),
+    created: Type.Integer({ description: 'Unix time the catalog was loaded (OpenAI field).' }),
+    owned_by: Type.String({
+      description: 'Who made the model (OpenAI field; equal to `provider`).',
+    }),
+    name: Type.String({ description: 'The value to pass as `model`.' }),
+    display_name: Type.String(),
+    provider: Type.String({
+      description:
+        'Who made the model (OpenAI, Anthropic, Google, Alibaba…), as the spec defines it: the config entry’s `maker`, else the vendor of a first-party connection or the owner in a Hub-style model id, else `unknown`.',
+    }),
+    connection: Type.Union(
+      modelProviders.map((provider) => Type.Literal(provider)),
+      {
+        description:
+          'How the service reaches the model (the config entry’s `provider`): openai, anthropic, google, openai-compatible or local.',
+      },
+    ),
+    type: Type.Union(
+      modelTypes.map((type) => Type.Literal(type)),
+      { description: 'The kind of model: what it can be used for.' },
+    ),
+    max_tokens: Type.Integer({
+      description:
+        'Largest completion a request may ask for, in tokens. 0 for transcription and speech models, which take no token limit (an integer, as the spec asks of every entry).',
+    }),
+    context_length: Type.Integer({
+      description:
+        'Context window in tokens. 0 for transcription and speech models, which have none.',
+    }),
+    fallbacks: Type.Array(Type.String()),
+    input_cost_per_million: Type.Union([Type.Number(), Type.Null()], {
+      description:
+        'US dollars per million prompt tokens (0 for local models; null: not configured). The routing strategies weigh it.',
+    }),
+    output_cost_per_million: Type.Union([Type.Number(), Type.Null()], {
+      description: 'US dollars per million completion tokens (null: not configured).',
+    }),
+    quality: Type.Union([Type.Number(), Type.Null()], {
+      description: 'Relative answer quality, 0–100, as configured (null: not configured).',
+    }),
+    typical_latency_ms: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Typical time to the first token in milliseconds (null: not configured).',
+    }),
+    default: Type.Boolean({ description: 'Used when a request names no model.' }),
+    available: Type.Boolean({ description: 'Whether the model can answer now.' }),
+    unavailable_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why not, and how to make it available.',
+    }),
+  },
+  { $id: 'Model', title: 'Model' },
+);
+
+export const ModelListSchema = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(Type.Ref('Model')),
+  models: Type.Array(Type.Ref('Model')),
+});
+
+export const ModelNameParams = Type.Object({ model: Type.String({ maxLength: 256 }) });

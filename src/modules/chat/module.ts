@@ -1,0 +1,42 @@
+// The chat module, wired: one turn of a conversation (stored, or stateless for the OpenAI dialect),
+// and the HTTP plugins of POST /v1/chat and of the model catalog for app.ts to register.
+import type { CredentialWatch } from '../../auth/credential-watch.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
+import type { RoutingService } from '../routing/routing-service.js';
+import { ChatService } from './chat-service.js';
+import { chatPlugin, type ChatPlugin } from './chat.routes.js';
+import { modelsPlugin, type ModelsPlugin } from './models.routes.js';
+
+export interface ChatModuleDependencies {
+  readonly models: ModelRegistry;
+  /** Where turns are stored (the conversations module's service). */
+  readonly conversations: ConversationService;
+  /** `model: "auto"` and routing policies (the routing module's service). */
+  readonly routing: Pick<RoutingService, 'resolveChatModel'>;
+  /** Ends a stream whose key is revoked or expires. */
+  readonly credentialWatch: CredentialWatch;
+  readonly now: () => number;
+}
+
+export interface ChatModule {
+  /** One chat turn, streamed or not: /v1/chat, the OpenAI dialect and voice conversations. */
+  readonly service: ChatService;
+  /** POST /v1/chat. */
+  readonly plugin: ChatPlugin;
+  /** GET /models, /v1/models and /models/{model}. */
+  readonly modelsPlugin: ModelsPlugin;
+  close(): Promise<void>;
+}
+
+export function createChatModule(dependencies: ChatModuleDependencies): ChatModule {
+  const { models, conversations, routing, credentialWatch, now } = dependencies;
+  const service = new ChatService({ models, conversations, now });
+  return {
+    service,
+    plugin: chatPlugin({ chat: service, routing, credentialWatch }),
+    modelsPlugin: modelsPlugin(models),
+    // A chat turn holds nothing between requests: models and storage are the app's.
+    close: () => Promise.resolve(),
+  };
+}
