@@ -62,10 +62,91 @@ function ColorSchemeToggle() {
   );
 }
 
-function Shell() {
+/** The title, the navigation toggle on small screens, who is signed in, the colour scheme, logout. */
+function ShellHeader({ opened, onToggle }: { opened: boolean; onToggle: () => void }) {
   const { principal, logout } = useAuth();
-  const [opened, { toggle, close }] = useDisclosure();
+  return (
+    <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+      <Group gap="sm" wrap="nowrap">
+        <Burger
+          opened={opened}
+          onClick={onToggle}
+          hiddenFrom="sm"
+          size="sm"
+          aria-label="Toggle navigation"
+        />
+        <Title order={1} size="h4">
+          AI Platform
+        </Title>
+      </Group>
+      <Group gap="sm" wrap="nowrap">
+        <Text size="sm" visibleFrom="sm">
+          {principal?.account.name} · {principal?.key.name} ({principal?.key.display_key})
+        </Text>
+        <ColorSchemeToggle />
+        <Button variant="default" onClick={() => void logout()}>
+          Log out
+        </Button>
+      </Group>
+    </Group>
+  );
+}
+
+/** The links to every page, the current one marked. */
+function PageLinks({ onNavigate }: { onNavigate: () => void }) {
   const location = useLocation();
+  return (
+    <nav aria-label="Pages">
+      {navigation.map((item) => (
+        <NavLink
+          key={item.to}
+          component={Link}
+          to={item.to}
+          label={item.label}
+          onClick={onNavigate}
+          variant="filled"
+          active={
+            item.to === '/' ? location.pathname === '/' : location.pathname.startsWith(item.to)
+          }
+        />
+      ))}
+    </nav>
+  );
+}
+
+function PageRoutes() {
+  return (
+    <Suspense
+      fallback={
+        <Center h={200}>
+          <Loader aria-label="Loading the page" />
+        </Center>
+      }
+    >
+      <Routes>
+        <Route path="/" element={<OverviewPage />} />
+        <Route path="/keys" element={<KeysPage />} />
+        <Route path="/playground" element={<PlaygroundPage />} />
+        <Route path="/conversations" element={<ConversationsPage />} />
+        <Route path="/conversations/:conversationId" element={<ConversationDetailPage />} />
+        <Route path="/agents" element={<AgentsPage />} />
+        <Route path="/pipelines" element={<PipelinesPage />} />
+        <Route path="/pipelines/new" element={<PipelineEditorPage />} />
+        <Route path="/pipelines/:pipelineId" element={<PipelineEditorPage />} />
+        <Route path="/executions/:executionId" element={<ExecutionPage />} />
+        <Route path="/knowledge" element={<KnowledgePage />} />
+        <Route path="/routing" element={<RoutingPage />} />
+        <Route path="/voice" element={<VoicePage />} />
+        <Route path="/usage" element={<UsagePage />} />
+        <Route path="/login" element={<Navigate to="/" replace />} />
+        <Route path="*" element={<Text>This page does not exist.</Text>} />
+      </Routes>
+    </Suspense>
+  );
+}
+
+function Shell() {
+  const [opened, { toggle, close }] = useDisclosure();
   return (
     <AppShell
       header={{ height: 56 }}
@@ -76,74 +157,13 @@ function Shell() {
         Skip to content
       </a>
       <AppShell.Header>
-        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
-          <Group gap="sm" wrap="nowrap">
-            <Burger
-              opened={opened}
-              onClick={toggle}
-              hiddenFrom="sm"
-              size="sm"
-              aria-label="Toggle navigation"
-            />
-            <Title order={1} size="h4">
-              AI Platform
-            </Title>
-          </Group>
-          <Group gap="sm" wrap="nowrap">
-            <Text size="sm" visibleFrom="sm">
-              {principal?.account.name} · {principal?.key.name} ({principal?.key.display_key})
-            </Text>
-            <ColorSchemeToggle />
-            <Button variant="default" onClick={() => void logout()}>
-              Log out
-            </Button>
-          </Group>
-        </Group>
+        <ShellHeader opened={opened} onToggle={toggle} />
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main navigation">
-        <nav aria-label="Pages">
-          {navigation.map((item) => (
-            <NavLink
-              key={item.to}
-              component={Link}
-              to={item.to}
-              label={item.label}
-              onClick={close}
-              variant="filled"
-              active={
-                item.to === '/' ? location.pathname === '/' : location.pathname.startsWith(item.to)
-              }
-            />
-          ))}
-        </nav>
+        <PageLinks onNavigate={close} />
       </AppShell.Navbar>
       <AppShell.Main id="main">
-        <Suspense
-          fallback={
-            <Center h={200}>
-              <Loader aria-label="Loading the page" />
-            </Center>
-          }
-        >
-          <Routes>
-            <Route path="/" element={<OverviewPage />} />
-            <Route path="/keys" element={<KeysPage />} />
-            <Route path="/playground" element={<PlaygroundPage />} />
-            <Route path="/conversations" element={<ConversationsPage />} />
-            <Route path="/conversations/:conversationId" element={<ConversationDetailPage />} />
-            <Route path="/agents" element={<AgentsPage />} />
-            <Route path="/pipelines" element={<PipelinesPage />} />
-            <Route path="/pipelines/new" element={<PipelineEditorPage />} />
-            <Route path="/pipelines/:pipelineId" element={<PipelineEditorPage />} />
-            <Route path="/executions/:executionId" element={<ExecutionPage />} />
-            <Route path="/knowledge" element={<KnowledgePage />} />
-            <Route path="/routing" element={<RoutingPage />} />
-            <Route path="/voice" element={<VoicePage />} />
-            <Route path="/usage" element={<UsagePage />} />
-            <Route path="/login" element={<Navigate to="/" replace />} />
-            <Route path="*" element={<Text>This page does not exist.</Text>} />
-          </Routes>
-        </Suspense>
+        <PageRoutes />
       </AppShell.Main>
     </AppShell>
   );

@@ -11,13 +11,14 @@ import {
   Text,
   Title,
 } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
-import { api, unwrap, type paths } from '../api/client';
-import { keys, queries } from '../api/queries';
+import { Link, useParams } from 'react-router';
+import type { paths } from '../api/client';
+import { queries } from '../api/queries';
 import { Answer } from '../components/Answer';
-import { ErrorAlert, Page, formatDate, latestError } from '../components/common';
+import { ErrorAlert, Page, formatDate } from '../components/common';
+import { useConversationActions } from './conversation-actions';
 
 type Conversation =
   paths['/v1/conversations/{conversation_id}']['get']['responses'][200]['content']['application/json'];
@@ -123,87 +124,84 @@ function MessageView({ message }: { message: Message }) {
   );
 }
 
+type Feedback =
+  paths['/v1/conversations/{conversation_id}/feedback']['get']['responses'][200]['content']['application/json'];
+
+function FeedbackCard({ feedback }: { feedback: Feedback | undefined }) {
+  return (
+    <Card withBorder>
+      <Title order={3} size="h4">
+        Feedback
+      </Title>
+      {feedback && (
+        <Text size="sm">
+          {feedback.positive_feedback} positive · {feedback.negative_feedback} negative · average{' '}
+          {feedback.average_rating.toFixed(2)}
+        </Text>
+      )}
+    </Card>
+  );
+}
+
+function DeleteDialog({
+  opened,
+  onClose,
+  onDelete,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  onDelete: () => void;
+}) {
+  return (
+    <Modal opened={opened} onClose={onClose} title="Delete this conversation?">
+      <Stack>
+        <Text>Its messages and feedback are deleted too. This cannot be undone.</Text>
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button color="red.9" onClick={onDelete}>
+            Delete
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
 export default function ConversationDetailPage() {
   const { conversationId = '' } = useParams();
-  const navigate = useNavigate();
-  const path = { conversation_id: conversationId };
-  const queryClient = useQueryClient();
   const conversation = useQuery(queries.conversation(conversationId));
   const messages = useQuery(queries.conversationMessages(conversationId));
   const feedback = useQuery(queries.conversationFeedback(conversationId));
   const [confirmDelete, setConfirmDelete] = useState(false);
-
-  const setStatus = useMutation({
-    mutationFn: async (status: 'active' | 'archived') =>
-      unwrap(
-        await api.PATCH('/v1/conversations/{conversation_id}', {
-          params: { path },
-          body: { status },
-        }),
-      ),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.conversations }),
-  });
-  const remove = useMutation({
-    mutationFn: async () =>
-      unwrap(await api.DELETE('/v1/conversations/{conversation_id}', { params: { path } })),
-    onSuccess: () => {
-      void navigate('/conversations');
-      for (const part of ['detail', 'messages', 'feedback']) {
-        queryClient.removeQueries({ queryKey: [...keys.conversations, part, conversationId] });
-      }
-      return queryClient.invalidateQueries({ queryKey: [...keys.conversations, 'list'] });
-    },
-    onError: () => setConfirmDelete(false),
-  });
-  const error = latestError(setStatus, remove);
+  const actions = useConversationActions(conversationId, () => setConfirmDelete(false));
 
   return (
     <Page title={conversation.data?.title || 'Conversation'}>
       <ErrorAlert error={conversation.error ?? messages.error} />
-      <ErrorAlert error={error} />
+      <ErrorAlert error={actions.error} />
       {conversation.data && (
         <ConversationHeader
           conversation={conversation.data}
-          onStatus={(status) => setStatus.mutate(status)}
+          onStatus={actions.setStatus}
           onDelete={() => setConfirmDelete(true)}
         />
       )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         <UsageCard messages={messages.data?.messages ?? []} />
-        <Card withBorder>
-          <Title order={3} size="h4">
-            Feedback
-          </Title>
-          {feedback.data && (
-            <Text size="sm">
-              {feedback.data.positive_feedback} positive · {feedback.data.negative_feedback}{' '}
-              negative · average {feedback.data.average_rating.toFixed(2)}
-            </Text>
-          )}
-        </Card>
+        <FeedbackCard feedback={feedback.data} />
       </SimpleGrid>
       <Stack>
         {messages.data?.messages.map((message) => (
           <MessageView key={message.id} message={message} />
         ))}
       </Stack>
-      <Modal
+      <DeleteDialog
         opened={confirmDelete}
         onClose={() => setConfirmDelete(false)}
-        title="Delete this conversation?"
-      >
-        <Stack>
-          <Text>Its messages and feedback are deleted too. This cannot be undone.</Text>
-          <Group justify="flex-end">
-            <Button variant="default" onClick={() => setConfirmDelete(false)}>
-              Cancel
-            </Button>
-            <Button color="red.9" onClick={() => remove.mutate()}>
-              Delete
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+        onDelete={actions.remove}
+      />
     </Page>
   );
 }

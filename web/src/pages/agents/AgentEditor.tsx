@@ -50,6 +50,59 @@ function ConfigurationFieldset({
   );
 }
 
+/** The agent's type (fixed once created); choosing one starts the configuration from its defaults. */
+function TypeSelect({
+  types,
+  locked,
+  value,
+  onChange,
+}: {
+  types: readonly (AgentType & { id: string; name: string })[];
+  locked: boolean;
+  value: string | null;
+  onChange: (type: string | null, configuration: Record<string, unknown>) => void;
+}) {
+  return (
+    <Select
+      label="Type"
+      required
+      disabled={locked}
+      data={types.map((item) => ({
+        value: item.id,
+        label: item.name,
+      }))}
+      value={value}
+      onChange={(next) => {
+        const chosen = types.find((item) => item.id === next);
+        onChange(next, chosen === undefined ? {} : defaultsOf(chosen.configuration_schema));
+      }}
+    />
+  );
+}
+
+/** The chat model the agent answers with; empty means the default model. */
+function ModelSelect({
+  value,
+  onChange,
+}: {
+  value: string | null;
+  onChange: (model: string | null) => void;
+}) {
+  const models = useQuery(queries.models());
+  return (
+    <Select
+      label="Model"
+      placeholder="default model"
+      clearable
+      data={(models.data?.models ?? [])
+        .filter((item) => item.type === 'chat')
+        .map((item) => item.name)}
+      value={value}
+      onChange={onChange}
+    />
+  );
+}
+
 export function AgentEditor({
   agentId,
   onSaved,
@@ -58,7 +111,6 @@ export function AgentEditor({
   onSaved: (id: string) => void;
 }) {
   const types = useQuery(queries.agentTypes());
-  const models = useQuery(queries.models());
   const draft = useAgentDraft(agentId, onSaved);
   const { fields, change } = draft;
   const type = types.data?.agent_types.find((item) => item.id === fields.agentType);
@@ -86,34 +138,14 @@ export function AgentEditor({
             value={fields.description}
             onChange={(e) => change({ description: e.currentTarget.value })}
           />
-          <Select
-            label="Type"
-            required
-            disabled={agentId !== null}
-            data={(types.data?.agent_types ?? []).map((item) => ({
-              value: item.id,
-              label: item.name,
-            }))}
+          <TypeSelect
+            types={types.data?.agent_types ?? []}
+            locked={agentId !== null}
             value={fields.agentType}
-            onChange={(value) => {
-              const chosen = types.data?.agent_types.find((item) => item.id === value);
-              draft.changeType(
-                value,
-                chosen === undefined ? {} : defaultsOf(chosen.configuration_schema),
-              );
-            }}
+            onChange={draft.changeType}
           />
           {type && <Text size="sm">{type.description}</Text>}
-          <Select
-            label="Model"
-            placeholder="default model"
-            clearable
-            data={(models.data?.models ?? [])
-              .filter((item) => item.type === 'chat')
-              .map((item) => item.name)}
-            value={fields.modelId}
-            onChange={(value) => change({ modelId: value })}
-          />
+          <ModelSelect value={fields.modelId} onChange={(modelId) => change({ modelId })} />
           <Switch
             label="Public (other accounts may read and run it)"
             checked={fields.isPublic}

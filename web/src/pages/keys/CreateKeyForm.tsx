@@ -28,14 +28,16 @@ function tierOptions(tiers: RateLimitTiers | undefined) {
   }));
 }
 
-/** The form's fields as the create body: empty fields are left out, addresses split at commas. */
-function createKeyBody(fields: {
+interface KeyFields {
   name: string;
   scopes: string[];
   tier: string | null;
   allowedIps: string;
   expiresAt: string;
-}) {
+}
+
+/** The form's fields as the create body: empty fields are left out, addresses split at commas. */
+function createKeyBody(fields: KeyFields) {
   const { name, scopes, tier, allowedIps, expiresAt } = fields;
   return {
     name,
@@ -53,27 +55,82 @@ function createKeyBody(fields: {
   };
 }
 
-export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey) => void }) {
+/** Creates the key from the fields; hands on its secret and record, then refreshes the key list. */
+function useCreateKey(fields: KeyFields, onCreated: (secret: string, key: ApiKey) => void) {
   const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async () => unwrap(await api.POST('/v1/api-keys', { body: createKeyBody(fields) })),
+    onSuccess: ({ key, ...record }) => {
+      onCreated(key, record);
+      return queryClient.invalidateQueries({ queryKey: keys.apiKeys });
+    },
+  });
+}
+
+/** The tier select: the configured tiers with their limits; empty means the default tier. */
+function TierSelect({
+  tiers,
+  value,
+  onChange,
+}: {
+  tiers: RateLimitTiers | undefined;
+  value: string | null;
+  onChange: (tier: string | null) => void;
+}) {
+  return (
+    <Select
+      label="Tier"
+      description="The key's rate limits; empty: the default tier."
+      placeholder={tiers === undefined ? undefined : `default (${tiers.default_tier})`}
+      data={tierOptions(tiers)}
+      value={value}
+      onChange={onChange}
+      clearable
+    />
+  );
+}
+
+/** Where the key may be used from, and until when. */
+function AccessFields({
+  allowedIps,
+  expiresAt,
+  onAllowedIps,
+  onExpiresAt,
+}: {
+  allowedIps: string;
+  expiresAt: string;
+  onAllowedIps: (value: string) => void;
+  onExpiresAt: (value: string) => void;
+}) {
+  return (
+    <Group grow align="flex-start">
+      <TextInput
+        label="Allowed IPs"
+        description="Comma-separated addresses or CIDR ranges; empty allows every address."
+        value={allowedIps}
+        onChange={(e) => onAllowedIps(e.currentTarget.value)}
+      />
+      <TextInput
+        label="Expires at"
+        description="Optional; local time."
+        type="datetime-local"
+        value={expiresAt}
+        onChange={(e) => onExpiresAt(e.currentTarget.value)}
+      />
+    </Group>
+  );
+}
+
+export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: ApiKey) => void }) {
   const tiers = useQuery(queries.rateLimitTiers());
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['models:read', 'chat:write']);
   const [tier, setTier] = useState<string | null>(null);
   const [allowedIps, setAllowedIps] = useState('');
   const [expiresAt, setExpiresAt] = useState('');
-
-  const create = useMutation({
-    mutationFn: async () =>
-      unwrap(
-        await api.POST('/v1/api-keys', {
-          body: createKeyBody({ name, scopes, tier, allowedIps, expiresAt }),
-        }),
-      ),
-    onSuccess: ({ key, ...record }) => {
-      onCreated(key, record);
-      setName('');
-      return queryClient.invalidateQueries({ queryKey: keys.apiKeys });
-    },
+  const create = useCreateKey({ name, scopes, tier, allowedIps, expiresAt }, (secret, key) => {
+    onCreated(secret, key);
+    setName('');
   });
 
   function submit(event: FormEvent) {
@@ -95,17 +152,7 @@ export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: 
               value={name}
               onChange={(e) => setName(e.currentTarget.value)}
             />
-            <Select
-              label="Tier"
-              description="The key's rate limits; empty: the default tier."
-              placeholder={
-                tiers.data === undefined ? undefined : `default (${tiers.data.default_tier})`
-              }
-              data={tierOptions(tiers.data)}
-              value={tier}
-              onChange={setTier}
-              clearable
-            />
+            <TierSelect tiers={tiers.data} value={tier} onChange={setTier} />
           </Group>
           <MultiSelect
             label="Scopes"
@@ -114,21 +161,12 @@ export function CreateKeyForm({ onCreated }: { onCreated: (secret: string, key: 
             onChange={setScopes}
             searchable
           />
-          <Group grow align="flex-start">
-            <TextInput
-              label="Allowed IPs"
-              description="Comma-separated addresses or CIDR ranges; empty allows every address."
-              value={allowedIps}
-              onChange={(e) => setAllowedIps(e.currentTarget.value)}
-            />
-            <TextInput
-              label="Expires at"
-              description="Optional; local time."
-              type="datetime-local"
-              value={expiresAt}
-              onChange={(e) => setExpiresAt(e.currentTarget.value)}
-            />
-          </Group>
+          <AccessFields
+            allowedIps={allowedIps}
+            expiresAt={expiresAt}
+            onAllowedIps={setAllowedIps}
+            onExpiresAt={setExpiresAt}
+          />
           <ErrorAlert error={tiers.error} title="The rate-limit tiers could not be loaded" />
           <ErrorAlert error={create.error} title="The key was not created" />
           <Group>

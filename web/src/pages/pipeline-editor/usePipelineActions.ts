@@ -70,17 +70,21 @@ function followExecution(
   source.onerror = () => source.close();
 }
 
-export function usePipelineActions(draft: Draft) {
+type SetNodes = Draft['setNodes'];
+
+/** Updates every stage's data (its status, its error). */
+function markStages(setNodes: SetNodes, update: (node: StageNode) => Partial<StageNode['data']>) {
+  setNodes((current) =>
+    current.map((node) => ({ ...node, data: { ...node.data, ...update(node) } })),
+  );
+}
+
+/** Saving: the save itself (answering the pipeline's id), and the note shown once it is saved. */
+function useSavePipeline(draft: Draft) {
   const { pipelineId, name, description, nodes, setNodes } = draft;
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [saved, setSaved] = useState<string | null>(null);
-  const [runState, setRunState] = useState<RunState | null>(null);
-
-  const markStages = (update: (node: StageNode) => Partial<StageNode['data']>) =>
-    setNodes((current) =>
-      current.map((node) => ({ ...node, data: { ...node.data, ...update(node) } })),
-    );
 
   /** Saves and answers the pipeline's id; a refusal is also shown on the stage it names. */
   async function savePipeline(): Promise<string> {
@@ -95,7 +99,7 @@ export function usePipelineActions(draft: Draft) {
       } else {
         const path = { pipeline_id: id };
         unwrap(await api.PATCH('/v1/pipelines/{pipeline_id}', { params: { path }, body }));
-        markStages(() => ({ error: null }));
+        markStages(setNodes, () => ({ error: null }));
       }
       setSaved('Saved.');
       void queryClient.invalidateQueries({ queryKey: keys.pipelines });
@@ -104,13 +108,23 @@ export function usePipelineActions(draft: Draft) {
       const target = refusedStage(reason, ordered);
       if (target !== undefined) {
         const message = (reason as Error).message;
-        markStages((node) => ({ error: node.id === target.id ? message : null }));
+        markStages(setNodes, (node) => ({ error: node.id === target.id ? message : null }));
       }
       throw reason;
     }
   }
 
+  return { saved, savePipeline };
+}
+
+/** The latest run: following it live (each stage's status on its node), then its outcome. */
+function useRunState(setNodes: SetNodes) {
+  const queryClient = useQueryClient();
+  const [runState, setRunState] = useState<RunState | null>(null);
+
   function follow(id: string, executionId: string) {
+    setRunState({ executionId, status: 'running', output: null });
+    markStages(setNodes, () => ({ status: 'pending' }));
     const executions = queries.pipelineExecutions(id).queryKey;
     void queryClient.invalidateQueries({ queryKey: executions });
     followExecution(executionId, {
@@ -127,6 +141,13 @@ export function usePipelineActions(draft: Draft) {
     });
   }
 
+  return { runState, follow };
+}
+
+export function usePipelineActions(draft: Draft) {
+  const { saved, savePipeline } = useSavePipeline(draft);
+  const { runState, follow } = useRunState(draft.setNodes);
+
   const save = useMutation({ mutationFn: savePipeline });
   const run = useMutation({
     mutationFn: async (runInput: string) => {
@@ -138,8 +159,6 @@ export function usePipelineActions(draft: Draft) {
           body: { ...inputs, async: true } as never,
         }),
       );
-      setRunState({ executionId: started.execution_id, status: 'running', output: null });
-      markStages(() => ({ status: 'pending' }));
       follow(id, started.execution_id);
     },
   });
