@@ -5,7 +5,7 @@ import type { AccountService } from './modules/accounts/account-service.js';
 import type { ApiKeyService } from './modules/accounts/api-key-service.js';
 import type { Authenticator } from './modules/accounts/authenticator.js';
 import type { LoginThrottle } from './modules/accounts/login-throttle.js';
-import type { RateLimiter } from './modules/accounts/rate-limiter.js';
+import { rateLimitExceeded, type RateLimiter } from './modules/accounts/rate-limiter.js';
 import type { SessionService } from './modules/accounts/session-service.js';
 import { createAccountsModule, type AccountsModule } from './modules/accounts/module.js';
 import type { AgentCatalog } from './modules/agents/agent-catalog.js';
@@ -33,10 +33,10 @@ import { TextPool } from './text-pool/text-pool.js';
 import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { SpeechEngines } from './models/speech/speech-engines.js';
-import { SpeechService } from './speech/speech-service.js';
-import { VoiceSessionsRepository } from './storage/repositories/voice-sessions.repository.js';
-import { VoiceSessionService } from './voice/voice-session-service.js';
-import { CredentialWatch } from './auth/credential-watch.js';
+import type { SpeechService } from './modules/voice/speech-service.js';
+import type { VoiceSessionService } from './modules/voice/voice-session-service.js';
+import type { CredentialWatch } from './auth/credential-watch.js';
+import { createVoiceModule, type VoiceModule } from './modules/voice/module.js';
 import { createTemplatesModule, type TemplatesModule } from './modules/templates/module.js';
 import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
@@ -92,6 +92,7 @@ export interface Services {
     readonly knowledge: KnowledgeModule;
     readonly pipelines: PipelinesModule;
     readonly agents: AgentsModule;
+    readonly voice: VoiceModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -217,11 +218,6 @@ async function wireServices(
   closers.add('metrics', () => metricsModule.close());
   const metrics = metricsModule.metrics;
   const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics);
-  const speech = new SpeechService({
-    models,
-    pool: speechEngines.pool,
-    config: config.speech,
-  });
   const templatesModule = createTemplatesModule({ config });
   closers.add('templates', () => templatesModule.close());
   const templates = templatesModule.service;
@@ -230,20 +226,23 @@ async function wireServices(
   const conversations = conversationsModule.service;
   const feedback = conversationsModule.feedback;
   const chat = new ChatService({ models, conversations, now });
-  const voiceSessions = new VoiceSessionService({
-    repository: new VoiceSessionsRepository(storage.db),
+  const voiceModule = createVoiceModule({
+    config,
+    db: storage.db,
     models,
-    speech,
+    audio: speechEngines.pool,
     conversations,
-    limits: config.speech.realtime,
+    chat,
+    limitTurn: async ({ keyId, tier, accountId, accountTier }) => {
+      const decision = await rateLimiter.consume(keyId, tier, { id: accountId, tier: accountTier });
+      return decision.allowed ? null : rateLimitExceeded(decision, { retryAfterInDetails: true });
+    },
+    metrics,
+    logger,
     now,
   });
-  const credentialWatch = new CredentialWatch(
-    (keyIds) => voiceSessions.keyStates(keyIds),
-    config.speech.realtime.credentialCheckMs,
-    logger,
-  );
-  closers.add('credential watch', () => credentialWatch.stop());
+  closers.add('voice', () => voiceModule.close());
+  const { speech, voiceSessions, credentialWatch } = voiceModule;
   const text = new TextPool(config.text);
   closers.add('text threads', () => text.close());
   const knowledgeModule = await createKnowledgeModule({
@@ -376,6 +375,7 @@ async function wireServices(
       knowledge: knowledgeModule,
       pipelines: pipelinesModule,
       agents: agentsModule,
+      voice: voiceModule,
     },
     metrics,
     instances,

@@ -1,6 +1,6 @@
 // A voice session as the domain sees it: the chat and speech settings of one real-time voice
 // conversation, opened by a key and joined once with a short-lived token.
-import type { OutputFormat } from '../audio/audio-types.js';
+import type { OutputFormat } from '../../audio/audio-types.js';
 
 export interface VoiceSession {
   id: string;

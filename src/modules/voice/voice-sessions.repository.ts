@@ -2,8 +2,8 @@
 // real-time connections (read in one query for all of them).
 import type { Kysely } from 'kysely';
 import type { OutputFormat } from '../../audio/audio-types.js';
-import type { KeyState, VoiceSession } from '../../voice/voice-session.js';
-import type { DatabaseSchema, VoiceSessionsTable } from '../schema.js';
+import type { KeyState, VoiceSession } from './voice-session.js';
+import type { DatabaseSchema, VoiceSessionsTable } from '../../storage/schema.js';
 
 function toSession(row: VoiceSessionsTable): VoiceSession {
   return {

@@ -2,16 +2,16 @@
 // voice is a 400 now, not an error on the socket later), joined once with a short-lived token
 // that is stored only as a hash, and ended by their expiry or their key's revocation.
 import { createHash } from 'node:crypto';
-import { randomBase62 } from '../ids.js';
-import type { AppConfig } from '../config/config.js';
-import type { ConversationService } from '../modules/conversations/conversation-service.js';
-import { AppError, InvalidParameterError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ModelRegistry } from '../models/model-registry.js';
-import type { OutputFormat } from '../audio/audio-types.js';
-import { normaliseLanguageTag } from '../models/speech/speech-models.js';
-import type { SpeechService } from '../speech/speech-service.js';
-import type { VoiceSessionsRepository } from '../storage/repositories/voice-sessions.repository.js';
+import { randomBase62 } from '../../ids.js';
+import type { AppConfig } from '../../config/config.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
+import { AppError, InvalidParameterError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import type { OutputFormat } from '../../audio/audio-types.js';
+import { normaliseLanguageTag } from '../../models/speech/speech-models.js';
+import type { SpeechService } from './speech-service.js';
+import type { VoiceSessionsRepository } from './voice-sessions.repository.js';
 import type { KeyState, VoiceSession } from './voice-session.js';
 
 /** Rates a client may stream PCM at. */
