@@ -12,9 +12,6 @@ import { installInputSafety } from './http/input-safety.js';
 import { installHttpMetrics } from './http/metrics.js';
 import { installRequestLog } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
-import { speechRoutes } from './http/routes/speech.routes.js';
-import { voiceRoutes } from './http/routes/voice.routes.js';
-import { realtimeRoutes } from './realtime/realtime-routes.js';
 import { ErrorBodySchema } from './http/schemas/common.js';
 import type { App } from './http/types.js';
 import {
@@ -177,9 +174,9 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   await app.register(services.modules.accounts.authPlugin);
   await app.register(services.modules.usage.plugin);
   webApp = await registerWebApp(app, config.webApp.directory);
-  speechRoutes(app, services);
-  voiceRoutes(app, services);
-  await realtimeRoutes(app, services);
+  await app.register(services.modules.voice.speechPlugin);
+  await app.register(services.modules.voice.voicePlugin);
+  await app.register(services.modules.voice.realtimePlugin);
 
   await app.ready();
   return app;

@@ -5,7 +5,7 @@ import type { AccountService } from './modules/accounts/account-service.js';
 import type { ApiKeyService } from './modules/accounts/api-key-service.js';
 import type { Authenticator } from './modules/accounts/authenticator.js';
 import type { LoginThrottle } from './modules/accounts/login-throttle.js';
-import type { RateLimiter } from './modules/accounts/rate-limiter.js';
+import { rateLimitExceeded, type RateLimiter } from './modules/accounts/rate-limiter.js';
 import type { SessionService } from './modules/accounts/session-service.js';
 import { createAccountsModule, type AccountsModule } from './modules/accounts/module.js';
 import type { AgentCatalog } from './modules/agents/agent-catalog.js';
@@ -35,10 +35,10 @@ import { TextPool } from './text-pool/text-pool.js';
 import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { SpeechEngines } from './models/speech/speech-engines.js';
-import { SpeechService } from './speech/speech-service.js';
-import { VoiceSessionsRepository } from './storage/repositories/voice-sessions.repository.js';
-import { VoiceSessionService } from './voice/voice-session-service.js';
-import { CredentialWatch } from './auth/credential-watch.js';
+import type { SpeechService } from './modules/voice/speech-service.js';
+import type { VoiceSessionService } from './modules/voice/voice-session-service.js';
+import type { CredentialWatch } from './auth/credential-watch.js';
+import { createVoiceModule, type VoiceModule } from './modules/voice/module.js';
 import { createTemplatesModule, type TemplatesModule } from './modules/templates/module.js';
 import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import { openStorage, type Storage } from './storage/database.js';
@@ -96,6 +96,7 @@ export interface Services {
     readonly agents: AgentsModule;
     readonly chat: ChatModule;
     readonly completions: CompletionsModule;
+    readonly voice: VoiceModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;
@@ -200,13 +201,19 @@ async function wireServices(
     isUniqueViolation: (error) => storage.isUniqueViolation(error),
     redis,
     rateLimitPrefix: overrides.rateLimitPrefix ?? redisName(config, 'rl'),
-    // The streams and sockets of a key revoked here end at once (elsewhere within a second).
-    onKeyRevoked: () => void credentialWatch.checkNow(),
     logger,
     now,
   });
   closers.add('accounts', () => accountsModule.close());
-  const { authenticator, rateLimiter, sessions, loginThrottle, apiKeys, accounts } = accountsModule;
+  const {
+    authenticator,
+    rateLimiter,
+    sessions,
+    loginThrottle,
+    apiKeys,
+    accounts,
+    credentialWatch,
+  } = accountsModule;
 
   const localEngine = new NodeLlamaEngine({
     gpu: config.models.localGpu,
@@ -221,11 +228,6 @@ async function wireServices(
   closers.add('metrics', () => metricsModule.close());
   const metrics = metricsModule.metrics;
   const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics);
-  const speech = new SpeechService({
-    models,
-    pool: speechEngines.pool,
-    config: config.speech,
-  });
   const templatesModule = createTemplatesModule({ config });
   closers.add('templates', () => templatesModule.close());
   const templates = templatesModule.service;
@@ -233,20 +235,6 @@ async function wireServices(
   closers.add('conversations', () => conversationsModule.close());
   const conversations = conversationsModule.service;
   const feedback = conversationsModule.feedback;
-  const voiceSessions = new VoiceSessionService({
-    repository: new VoiceSessionsRepository(storage.db),
-    models,
-    speech,
-    conversations,
-    limits: config.speech.realtime,
-    now,
-  });
-  const credentialWatch = new CredentialWatch(
-    (keyIds) => voiceSessions.keyStates(keyIds),
-    config.speech.realtime.credentialCheckMs,
-    logger,
-  );
-  closers.add('credential watch', () => credentialWatch.stop());
   const text = new TextPool(config.text);
   closers.add('text threads', () => text.close());
   const knowledgeModule = await createKnowledgeModule({
@@ -333,6 +321,25 @@ async function wireServices(
   const completionsModule = createCompletionsModule({ chat, models, routing, credentialWatch });
   closers.add('completions', () => completionsModule.close());
 
+  const voiceModule = createVoiceModule({
+    config,
+    db: storage.db,
+    models,
+    audio: speechEngines.pool,
+    conversations,
+    chat,
+    keyStates: accountsModule.keyStates,
+    credentialWatch,
+    limitTurn: async ({ keyId, tier, accountId, accountTier }) => {
+      const decision = await rateLimiter.consume(keyId, tier, { id: accountId, tier: accountTier });
+      return decision.allowed ? null : rateLimitExceeded(decision, { retryAfterInDetails: true });
+    },
+    metrics,
+    now,
+  });
+  closers.add('voice', () => voiceModule.close());
+  const { speech, voiceSessions } = voiceModule;
+
   const layoutModule = createLayoutModule({ text });
   closers.add('layout', () => layoutModule.close());
 
@@ -387,6 +394,7 @@ async function wireServices(
       agents: agentsModule,
       chat: chatModule,
       completions: completionsModule,
+      voice: voiceModule,
     },
     metrics,
     instances,

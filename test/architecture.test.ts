@@ -1,6 +1,6 @@
 // The code's shape, checked. Layers, highest first; imports run downward only at run time:
 //   5 wiring      app.ts, services.ts, main.ts, logger.ts, cli/, and each modules/<area>/module.ts
-//   4 HTTP/config http/, realtime/, config/ (but config/config.ts and the kit), and
+//   4 HTTP/config http/, config/ (but config/config.ts and the kit), and
 //                 modules/<area>/*.routes.ts and *.schemas.ts: the only files that may import Fastify
 //   2 domain      one folder per feature (accounts/, agents/, …), and every other file of a module
 //   1 platform    models/, storage/, text/, audio/, net/, and modules/<area>/*.repository.ts (whose run-time
@@ -45,7 +45,7 @@ function layerOf(relative: string): number {
   if (top === 'cli') return 5;
   if (relative === 'config/config.ts' || configKit.includes(relative)) return 0;
   if (top === 'config') return 4;
-  if (top === 'http' || top === 'realtime') return 4;
+  if (top === 'http') return 4;
   if (['errors', 'validation'].includes(top) || ['ids.ts', 'runtime-paths.ts'].includes(relative))
     return 0;
   if (['models', 'storage', 'text', 'audio', 'net'].includes(top)) return 1;
@@ -136,13 +136,7 @@ describe('the feature modules', () => {
   const moduleImports = imports.filter((line) => moduleOf(line.from) !== null);
 
   it('each has a module.ts that wires it', () => {
-    // A folder that holds only an area's configuration piece is not a module yet (its code moves
-    // in with its module.ts).
-    const areas = new Set(
-      files
-        .filter((file) => !file.endsWith('.config.ts'))
-        .map((file) => moduleOf(path.relative(sourceRoot, file))),
-    );
+    const areas = new Set(files.map((file) => moduleOf(path.relative(sourceRoot, file))));
     areas.delete(null);
     expect(areas.size).toBeGreaterThan(0);
     const unwired = [...areas].filter(

@@ -4,7 +4,7 @@
 // (written to the shared database) ends them within a second without a message bus; the instance
 // that revokes a key checks at once.
 import type { Logger } from 'pino';
-import type { KeyState } from '../voice/voice-session.js';
+import type { KeyState } from '../modules/accounts/api-key.js';
 
 /** Why a watched answer must end, with the contract's code for it. */
 export interface CredentialEnd {

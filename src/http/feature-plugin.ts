@@ -5,9 +5,16 @@
 // would rebuild its validator from Fastify's defaults, which coerce body types, instead of
 // inheriting the one app.ts installs with setValidatorCompiler.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginCallback, RawServerDefault } from 'fastify';
+import type { FastifyPluginAsync, FastifyPluginCallback, RawServerDefault } from 'fastify';
 
 export type FeaturePlugin = FastifyPluginCallback<
+  Record<never, never>,
+  RawServerDefault,
+  TypeBoxTypeProvider
+>;
+
+/** A feature plugin whose declaration awaits (a Fastify plugin of its own, registered first). */
+export type AsyncFeaturePlugin = FastifyPluginAsync<
   Record<never, never>,
   RawServerDefault,
   TypeBoxTypeProvider
@@ -22,6 +29,18 @@ export function featurePlugin(name: string, declare: (app: FeatureApp) => void):
     declare(app);
     done();
   };
+  return Object.assign(plugin, {
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: name,
+  });
+}
+
+/** `featurePlugin` for a declaration that awaits: `declare` may `await app.register(...)`. */
+export function asyncFeaturePlugin(
+  name: string,
+  declare: (app: FeatureApp) => Promise<void>,
+): AsyncFeaturePlugin {
+  const plugin: AsyncFeaturePlugin = (app) => declare(app);
   return Object.assign(plugin, {
     [Symbol.for('skip-override')]: true,
     [Symbol.for('fastify.display-name')]: name,

@@ -5,7 +5,7 @@
 // runs: only the revocation can end these streams, and only the test's own timeout bounds waiting.
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeCodes } from '../../src/realtime/protocol.js';
+import { closeCodes } from '../../src/modules/voice/realtime/close-codes.js';
 import { allDialects } from '../support/dialects.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, createKey, startTestApp, type TestApp } from '../support/test-app.js';

@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compiledMessageValidators } from '../../src/realtime/protocol.js';
+import { compiledMessageValidators } from '../../src/modules/voice/realtime/protocol.schemas.js';
 import { allDialects } from '../support/dialects.js';
 import { startSpeechHarness, type SpeechHarness } from '../support/speech-harness.js';
 import { bearer } from '../support/test-app.js';

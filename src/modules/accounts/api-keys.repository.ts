@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Scope } from '../../auth/scopes.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import { pageOf } from '../../storage/repositories/paging.js';
-import type { ApiKeyRecord, CredentialRecord } from './api-key.js';
+import type { ApiKeyRecord, CredentialRecord, KeyState } from './api-key.js';
 
 function toRecord(row: DatabaseSchema['api_keys']): ApiKeyRecord {
   return {
@@ -94,5 +94,29 @@ export class ApiKeysRepository {
 
   async touchLastUsed(id: string, at: string): Promise<void> {
     await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
+
+  /** Revocation, expiry and tier of the given keys (missing keys are left out). */
+  async keyStates(keyIds: readonly string[]): Promise<KeyState[]> {
+    if (keyIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id as id',
+        'api_keys.tier as tier',
+        'api_keys.revoked_at as revoked_at',
+        'api_keys.expires_at as expires_at',
+        'accounts.tier as account_tier',
+      ])
+      .where('api_keys.id', 'in', keyIds)
+      .execute();
+    return rows.map((row) => ({
+      keyId: row.id,
+      tier: row.tier,
+      accountTier: row.account_tier,
+      revoked: row.revoked_at !== null,
+      expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
+    }));
   }
 }

@@ -3,9 +3,11 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { CredentialWatch } from '../../auth/credential-watch.js';
 import type { AppConfig } from '../../config/config.js';
 import type { FeaturePlugin } from '../../http/feature-plugin.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
+import type { KeyState } from './api-key.js';
 import { AccountService } from './account-service.js';
 import { accountsPlugin } from './accounts.routes.js';
 import { AccountsRepository } from './accounts.repository.js';
@@ -21,7 +23,9 @@ import { SessionService } from './session-service.js';
 import { SessionsRepository } from './sessions.repository.js';
 
 export interface AccountsModuleDependencies {
-  readonly config: Pick<AppConfig, 'auth' | 'rateLimits' | 'sessions'>;
+  readonly config: Pick<AppConfig, 'auth' | 'rateLimits' | 'sessions'> & {
+    readonly speech: { readonly realtime: { readonly credentialCheckMs: number } };
+  };
   readonly db: Kysely<DatabaseSchema>;
   /** Whether a database error is a unique-constraint violation (the dialect knows). */
   readonly isUniqueViolation: (error: unknown) => boolean;
@@ -29,8 +33,6 @@ export interface AccountsModuleDependencies {
   readonly redis: Redis | null;
   /** Namespace of the rate-limit counters in Redis (the login throttle's adds `:login`). */
   readonly rateLimitPrefix: string;
-  /** Told of each revoked key, once it is refused here (its open streams and sockets end). */
-  readonly onKeyRevoked: (keyId: string) => void;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -42,6 +44,13 @@ export interface AccountsModule {
   readonly loginThrottle: LoginThrottle;
   readonly apiKeys: ApiKeyService;
   readonly accounts: AccountService;
+  /**
+   * Ends WebSockets and event streams whose key was revoked or expired: at once for a key revoked
+   * here, within `speech.realtime.credential_check_ms` for one revoked elsewhere.
+   */
+  readonly credentialWatch: CredentialWatch;
+  /** Revocation, expiry and tier of keys (a voice session's key is checked as it is joined). */
+  readonly keyStates: (keyIds: readonly string[]) => Promise<KeyState[]>;
   /** An account's key by id, for other areas that name keys (usage's by-key groups). */
   readonly keyLookup: Pick<ApiKeysRepository, 'findInAccount'>;
   /** /v1/api-keys and GET /v1/rate-limits/tiers. */
@@ -65,6 +74,12 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
   const store: RateLimitStore =
     redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis };
   const keysRepository = new ApiKeysRepository(db);
+  const keyStates = (keyIds: readonly string[]) => keysRepository.keyStates(keyIds);
+  const credentialWatch = new CredentialWatch(
+    keyStates,
+    config.speech.realtime.credentialCheckMs,
+    logger,
+  );
   const hasher = new KeyHasher(config.auth.apiKeySecret);
   const authenticator = new Authenticator({
     keys: keysRepository,
@@ -101,7 +116,8 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
     sessions,
     tiers: config.rateLimits.tiers,
     defaultTier: config.rateLimits.defaultTier,
-    onRevoked: dependencies.onKeyRevoked,
+    // The streams and sockets of a key revoked here end at once (elsewhere within a check).
+    onRevoked: () => void credentialWatch.checkNow(),
     now,
   });
   const accounts = new AccountService({
@@ -119,12 +135,17 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
     loginThrottle,
     apiKeys,
     accounts,
+    credentialWatch,
+    keyStates,
     keyLookup: keysRepository,
     apiKeysPlugin: apiKeysPlugin(apiKeys),
     accountsPlugin: accountsPlugin(accounts),
     authPlugin: authPlugin({ config, sessions, loginThrottle, apiKeys, accounts }),
     // The database and Redis belong to the service, which closes them itself; the key and session
-    // caches hold no timer.
-    close: () => Promise.resolve(),
+    // caches hold no timer: the credential watch's is all the module holds.
+    close: () => {
+      credentialWatch.stop();
+      return Promise.resolve();
+    },
   };
 }

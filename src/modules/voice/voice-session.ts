@@ -1,6 +1,6 @@
 // A voice session as the domain sees it: the chat and speech settings of one real-time voice
 // conversation, opened by a key and joined once with a short-lived token.
-import type { OutputFormat } from '../audio/audio-types.js';
+import type { OutputFormat } from '../../audio/audio-types.js';
 
 export interface VoiceSession {
   id: string;
@@ -21,15 +21,4 @@ export interface VoiceSession {
   expiresAt: string;
   connectedAt: string | null;
   createdAt: string;
-}
-
-/** What open sockets re-check: whether the key that stands behind them still may be used. */
-export interface KeyState {
-  keyId: string;
-  tier: string;
-  /** The tier of the key's account's rate-limit ceiling (null: none, the owner's account). */
-  accountTier: string | null;
-  revoked: boolean;
-  /** Epoch ms, or null. */
-  expiresAtMs: number | null;
 }

@@ -2,17 +2,18 @@
 // voice is a 400 now, not an error on the socket later), joined once with a short-lived token
 // that is stored only as a hash, and ended by their expiry or their key's revocation.
 import { createHash } from 'node:crypto';
-import { randomBase62 } from '../ids.js';
-import type { AppConfig } from '../config/config.js';
-import type { ConversationService } from '../modules/conversations/conversation-service.js';
-import { AppError, InvalidParameterError } from '../errors/app-error.js';
-import { newId } from '../ids.js';
-import type { ModelRegistry } from '../models/model-registry.js';
-import type { OutputFormat } from '../audio/audio-types.js';
-import { normaliseLanguageTag } from '../models/speech/speech-models.js';
-import type { SpeechService } from '../speech/speech-service.js';
-import type { VoiceSessionsRepository } from '../storage/repositories/voice-sessions.repository.js';
-import type { KeyState, VoiceSession } from './voice-session.js';
+import { randomBase62 } from '../../ids.js';
+import type { AppConfig } from '../../config/config.js';
+import type { ConversationService } from '../conversations/conversation-service.js';
+import { AppError, InvalidParameterError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import type { OutputFormat } from '../../audio/audio-types.js';
+import { normaliseLanguageTag } from '../../models/speech/speech-models.js';
+import type { SpeechService } from './speech-service.js';
+import type { VoiceSessionsRepository } from './voice-sessions.repository.js';
+import type { KeyState } from '../accounts/api-key.js';
+import type { VoiceSession } from './voice-session.js';
 
 /** Rates a client may stream PCM at. */
 export const streamSampleRates = [8000, 16000, 24000, 32000, 44100, 48000];
@@ -41,6 +42,8 @@ export class VoiceSessionService {
   constructor(
     private readonly options: {
       repository: VoiceSessionsRepository;
+      /** Revocation, expiry and tier of keys (the accounts module's). */
+      keyStates: (keyIds: readonly string[]) => Promise<KeyState[]>;
       models: ModelRegistry;
       speech: SpeechService;
       conversations: ConversationService;
@@ -134,7 +137,7 @@ export class VoiceSessionService {
         'The voice session token is invalid, already used, or expired; create a new session.',
       );
     }
-    const [key] = await this.options.repository.keyStates([session.keyId]);
+    const [key] = await this.options.keyStates([session.keyId]);
     if (key === undefined || key.revoked) {
       throw new AppError(
         'revoked_api_key',
@@ -152,9 +155,5 @@ export class VoiceSessionService {
 
   setConversation(sessionId: string, conversationId: string): Promise<void> {
     return this.options.repository.setConversation(sessionId, conversationId);
-  }
-
-  keyStates(keyIds: readonly string[]): Promise<KeyState[]> {
-    return this.options.repository.keyStates(keyIds);
   }
 }

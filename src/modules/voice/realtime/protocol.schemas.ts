@@ -1,24 +1,11 @@
 // The WebSocket message protocol of both channels: every client message's schema (TypeBox, also
-// the AsyncAPI document), its validation into the contract's error object, and the close codes.
+// the AsyncAPI document) and its validation into the contract's error object; the close codes
+// are close-codes.ts.
 import { Ajv } from 'ajv';
 import Type, { type Static, type TSchema } from 'typebox';
-import { AppError } from '../errors/app-error.js';
-import { schemaIssueToError, type SchemaIssue } from '../errors/schema-errors.js';
-import { LanguageCode, OutputFormatSchema, SafeText } from '../http/schemas/speech.js';
-
-/** Close codes the service uses (4xxx mirror HTTP statuses). */
-export const closeCodes = {
-  /** The key was revoked or expired, or the voice session expired. */
-  credentialsInvalid: 4401,
-  /** Nothing was received for `idle_timeout_ms`. */
-  idleTimeout: 4408,
-  /** A message larger than `max_message_bytes` (sent by the WebSocket library). */
-  messageTooBig: 1009,
-  /** The service is shutting down. */
-  goingAway: 1001,
-  /** An unexpected failure. */
-  internalError: 1011,
-} as const;
+import { AppError } from '../../../errors/app-error.js';
+import { schemaIssueToError, type SchemaIssue } from '../../../errors/schema-errors.js';
+import { LanguageCode, OutputFormatSchema, SafeText } from '../speech.schemas.js';
 
 const textMessage = (maxLength: number) =>
   Type.Object(

@@ -1,9 +1,10 @@
 // The AsyncAPI 3.0 document of both WebSocket channels, built from the same message schemas that
 // validate them, plus the schemas of what the service sends.
 import Type, { type TSchema } from 'typebox';
-import type { AppConfig } from '../config/config.js';
-import { ErrorBodySchema } from '../http/schemas/common.js';
-import { closeCodes, generalMessages, voiceStreamMessages } from './protocol.js';
+import type { AppConfig } from '../../../config/config.js';
+import { ErrorBodySchema } from '../../../http/schemas/common.js';
+import { closeCodes } from './close-codes.js';
+import { generalMessages, voiceStreamMessages } from './protocol.schemas.js';
 
 const turnId = Type.String({
   description: 'Id of the user turn (and of its stored user message).',
@@ -118,7 +119,7 @@ export const serverMessages: Record<string, TSchema> = {
   ),
 };
 
-export function asyncApiDocument(config: AppConfig): object {
+export function asyncApiDocument(config: Pick<AppConfig, 'speech' | 'version'>): object {
   const limits = config.speech.realtime;
   const stream = voiceStreamMessages(32_000);
   const general = generalMessages(32_000, Math.ceil((config.speech.maxAudioBytes * 4) / 3) + 8);

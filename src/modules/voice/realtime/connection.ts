@@ -4,11 +4,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
-import type { CredentialWatch, WatchedCredential } from '../auth/credential-watch.js';
-import { rateLimitExceeded, type RateLimiter } from '../modules/accounts/rate-limiter.js';
-import type { AppConfig } from '../config/config.js';
-import { AppError } from '../errors/app-error.js';
-import { closeCodes } from './protocol.js';
+import type { CredentialWatch, WatchedCredential } from '../../../auth/credential-watch.js';
+import type { AppConfig } from '../../../config/config.js';
+import { AppError } from '../../../errors/app-error.js';
+import { closeCodes } from './close-codes.js';
 
 /**
  * How many WebSockets each key holds open on this instance (both channels together), so one key
@@ -50,6 +49,17 @@ export function tooManyConnections(perKey: number): AppError {
   );
 }
 
+/** The key (and account) a user turn is counted against. */
+export interface TurnCredential {
+  keyId: string;
+  tier: string;
+  accountId: string;
+  accountTier: string | null;
+}
+
+/** Counts a user turn against its key's rate limit: the 429 to send when refused, else null. */
+export type TurnLimit = (credential: TurnCredential) => Promise<AppError | null>;
+
 export interface ConnectionOptions {
   socket: WebSocket;
   keyId: string;
@@ -60,7 +70,7 @@ export interface ConnectionOptions {
   sessionExpiresAtMs: number | null;
   limits: AppConfig['speech']['realtime'];
   watch: CredentialWatch;
-  rateLimiter: RateLimiter;
+  limitTurn: TurnLimit;
   logger: Logger;
   onClose: () => void;
 }
@@ -190,13 +200,9 @@ export class Connection {
   }
 
   /** Counts a user turn against the key's rate limit; the refusal to send when refused. */
-  async consumeTurn(): Promise<AppError | null> {
-    const decision = await this.options.rateLimiter.consume(this.entry.keyId, this.entry.tier, {
-      id: this.entry.accountId,
-      tier: this.entry.accountTier,
-    });
-    if (decision.allowed) return null;
-    return rateLimitExceeded(decision, { retryAfterInDetails: true });
+  consumeTurn(): Promise<AppError | null> {
+    const { keyId, tier, accountId, accountTier } = this.entry;
+    return this.options.limitTurn({ keyId, tier, accountId, accountTier });
   }
 
   close(code: number, reason: string): void {

@@ -1,22 +1,22 @@
 // Transcription and synthesis for every caller (HTTP operations and the real-time channels):
 // picks the model (by name or provider), decodes, resamples and bounds the audio, calls the
 // engine, and encodes what it says in the format asked for.
-import type { AppConfig, ModelDefinition } from '../config/config.js';
-import { AppError, InvalidParameterError } from '../errors/app-error.js';
-import type { ModelRegistry, ModelStatus } from '../models/model-registry.js';
+import type { AppConfig, ModelDefinition } from '../../config/config.js';
+import { AppError, InvalidParameterError } from '../../errors/app-error.js';
+import type { ModelRegistry, ModelStatus } from '../../models/model-registry.js';
 import {
   mp3SampleRates,
   sniffFormat,
   type InputFormat,
   type OutputFormat,
-} from '../audio/audio-types.js';
-import type { AudioPool } from '../audio/audio-pool.js';
+} from '../../audio/audio-types.js';
+import type { AudioPool } from '../../audio/audio-pool.js';
 import {
   normaliseLanguageTag,
   type Pcm,
   type Transcription,
   type Voice,
-} from '../models/speech/speech-models.js';
+} from '../../models/speech/speech-models.js';
 
 /** The providers listing's keys and names, in the listing's order of preference. */
 const providerNames: Record<string, string> = {

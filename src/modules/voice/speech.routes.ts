@@ -1,10 +1,9 @@
 // Speech operations: the transcription providers (op 11), transcription (op 12), synthesis (op 13)
-// and the voices of each speech model.
+// and the voices of each speech model, as one Fastify plugin over the speech service.
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import { InvalidParameterError } from '../../errors/app-error.js';
-import type { Services } from '../../services.js';
-import { commonParameters, ModelNameSchema } from '../schemas/common.js';
+import { commonParameters, ModelNameSchema } from '../../http/schemas/common.js';
 import {
   encodingFormats,
   encodings,
@@ -12,9 +11,10 @@ import {
   OutputFormatSchema,
   SafeText,
   SampleRateSchema,
-} from '../schemas/speech.js';
-import { clientGoneSignal } from '../streaming.js';
-import type { App } from '../types.js';
+} from './speech.schemas.js';
+import { clientGoneSignal } from '../../http/streaming.js';
+import { featurePlugin, type FeatureApp, type FeaturePlugin } from '../../http/feature-plugin.js';
+import type { SpeechService } from './speech-service.js';
 
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -139,9 +139,17 @@ const VoiceSchema = Type.Object({
   languages: Type.Array(Type.String(), { description: 'BCP 47 tags; empty: any language.' }),
 });
 
-export function speechRoutes(app: App, services: Services): void {
-  const limits = services.speech.limits;
+/** The speech routes, registered by app.ts like any Fastify plugin. */
+export function speechPlugin(speech: SpeechService): FeaturePlugin {
+  return featurePlugin('speech', (app) => {
+    providerRoutes(app, speech);
+    transcribeRoutes(app, speech);
+    synthesizeRoutes(app, speech);
+    voiceListRoutes(app, speech);
+  });
+}
 
+function providerRoutes(app: FeatureApp, speech: SpeechService): void {
   app.get(
     '/v1/speech/providers',
     {
@@ -167,7 +175,7 @@ export function speechRoutes(app: App, services: Services): void {
       },
     },
     () => {
-      const providers = services.speech.providers();
+      const providers = speech.providers();
       return {
         providers: Object.fromEntries(providers.map((provider) => [provider.key, provider.name])),
         default: providers[0]?.key ?? null,
@@ -175,7 +183,10 @@ export function speechRoutes(app: App, services: Services): void {
       };
     },
   );
+}
 
+function transcribeRoutes(app: FeatureApp, speech: SpeechService): void {
+  const limits = speech.limits;
   app.post(
     '/v1/speech/transcribe',
     {
@@ -194,7 +205,7 @@ export function speechRoutes(app: App, services: Services): void {
     async (request, reply) => {
       const body = request.body;
       const encoding = body.config?.encoding;
-      const outcome = await services.speech.transcribe({
+      const outcome = await speech.transcribe({
         audio: decodeBase64(body.audio, 'audio'),
         encoding: encoding === undefined ? null : encodingFormats[encoding],
         sampleRate: body.config?.sample_rate,
@@ -214,7 +225,10 @@ export function speechRoutes(app: App, services: Services): void {
       };
     },
   );
+}
 
+function synthesizeRoutes(app: FeatureApp, speech: SpeechService): void {
+  const limits = speech.limits;
   app.post(
     '/v1/speech/synthesize',
     {
@@ -230,7 +244,7 @@ export function speechRoutes(app: App, services: Services): void {
     },
     async (request, reply) => {
       const body = request.body;
-      const outcome = await services.speech.synthesize({
+      const outcome = await speech.synthesize({
         text: body.text,
         voice: body.voice_id ?? null,
         language: body.language_code ?? null,
@@ -249,7 +263,9 @@ export function speechRoutes(app: App, services: Services): void {
       };
     },
   );
+}
 
+function voiceListRoutes(app: FeatureApp, speech: SpeechService): void {
   app.get(
     '/v1/speech/voices',
     {
@@ -283,7 +299,7 @@ export function speechRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const language = request.query.language_code?.toLowerCase().replace('_', '-');
-      const entries = await services.speech.voices(request.query.model);
+      const entries = await speech.voices(request.query.model);
       return {
         models: entries.map((entry) => ({
           model: entry.model.name,

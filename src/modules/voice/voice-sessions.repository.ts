@@ -2,8 +2,8 @@
 // real-time connections (read in one query for all of them).
 import type { Kysely } from 'kysely';
 import type { OutputFormat } from '../../audio/audio-types.js';
-import type { KeyState, VoiceSession } from '../../voice/voice-session.js';
-import type { DatabaseSchema, VoiceSessionsTable } from '../schema.js';
+import type { VoiceSession } from './voice-session.js';
+import type { DatabaseSchema, VoiceSessionsTable } from '../../storage/schema.js';
 
 function toSession(row: VoiceSessionsTable): VoiceSession {
   return {
@@ -104,29 +104,5 @@ export class VoiceSessionsRepository {
       .set({ conversation_id: conversationId })
       .where('id', '=', sessionId)
       .execute();
-  }
-
-  /** Revocation, expiry and tier of the given keys (missing keys are left out). */
-  async keyStates(keyIds: readonly string[]): Promise<KeyState[]> {
-    if (keyIds.length === 0) return [];
-    const rows = await this.db
-      .selectFrom('api_keys')
-      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select([
-        'api_keys.id as id',
-        'api_keys.tier as tier',
-        'api_keys.revoked_at as revoked_at',
-        'api_keys.expires_at as expires_at',
-        'accounts.tier as account_tier',
-      ])
-      .where('api_keys.id', 'in', keyIds)
-      .execute();
-    return rows.map((row) => ({
-      keyId: row.id,
-      tier: row.tier,
-      accountTier: row.account_tier,
-      revoked: row.revoked_at !== null,
-      expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
-    }));
   }
 }
