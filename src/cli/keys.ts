@@ -56,21 +56,36 @@ async function resolveAccount(services: Services, requested: string | undefined)
   return owner.id;
 }
 
+const options = {
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+  tier: { type: 'string' },
+  'allowed-ips': { type: 'string' },
+  'expires-at': { type: 'string' },
+  account: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof options }>>['values'];
+
+interface CommandContext {
+  services: Services;
+  values: Values;
+  rest: string[];
+  print: (text: string, json: unknown) => void;
+}
+
+/** The commands that open the database, by name. */
+const commands: Record<string, (context: CommandContext) => Promise<void>> = {
+  create: createKey,
+  list: listKeys,
+  revoke: revokeKey,
+  accounts: listAccounts,
+};
+
 async function run(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      scopes: { type: 'string' },
-      tier: { type: 'string' },
-      'allowed-ips': { type: 'string' },
-      'expires-at': { type: 'string' },
-      account: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options });
   const [command, ...rest] = positionals;
   if (values.help || command === undefined) {
     process.stdout.write(`${usage}\n`);
@@ -80,7 +95,8 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${generateApiKey()}\n`);
     return 0;
   }
-  if (!['create', 'list', 'revoke', 'accounts'].includes(command)) {
+  const handler = Object.hasOwn(commands, command) ? commands[command] : undefined;
+  if (handler === undefined) {
     process.stderr.write(`Unknown command '${command}'.\n\n${usage}\n`);
     return 2;
   }
@@ -90,79 +106,68 @@ async function run(argv: string[]): Promise<number> {
   const print = (text: string, json: unknown) =>
     process.stdout.write(`${values.json ? JSON.stringify(json, null, 2) : text}\n`);
   try {
-    switch (command) {
-      case 'create': {
-        if (values.name === undefined) throw new Error('create needs --name NAME');
-        const requestedScopes = splitList(values.scopes) ?? [];
-        const unknown = requestedScopes.filter(
-          (scope) => !(scopes as readonly string[]).includes(scope),
-        );
-        if (unknown.length > 0) {
-          throw new Error(`Unknown scope(s): ${unknown.join(', ')}. Known: ${scopes.join(', ')}`);
-        }
-        const accountId = await resolveAccount(services, values.account);
-        const created = await services.apiKeys.create(
-          accountId,
-          {
-            name: values.name,
-            scopes: requestedScopes as Scope[],
-            ...(values.tier === undefined ? {} : { tier: values.tier }),
-            ...(values['allowed-ips'] === undefined
-              ? {}
-              : { allowedIps: splitList(values['allowed-ips']) }),
-            ...(values['expires-at'] === undefined ? {} : { expiresAt: values['expires-at'] }),
-          },
-          platformOperator,
-        );
-        print(
-          `${describe(created.record, services.apiKeys.statusOf(created.record))}\n\nKey (shown once, store it now):\n  ${created.key}`,
-          {
-            ...created.record,
-            keyHash: undefined,
-            key: created.key,
-          },
-        );
-        return 0;
-      }
-      case 'list': {
-        const accountId = await resolveAccount(services, values.account);
-        const page = await services.apiKeys.list(accountId, { limit: 1000, offset: 0 });
-        print(
-          page.keys
-            .map((record) => describe(record, services.apiKeys.statusOf(record)))
-            .join('\n') || '(no keys)',
-          page.keys.map((record) => ({
-            ...record,
-            keyHash: undefined,
-            status: services.apiKeys.statusOf(record),
-          })),
-        );
-        return 0;
-      }
-      case 'revoke': {
-        const keyId = rest[0];
-        if (keyId === undefined) throw new Error('revoke needs a KEY_ID');
-        const accountId = await resolveAccount(services, values.account);
-        const record = await services.apiKeys.revoke(accountId, keyId);
-        print(describe(record, 'revoked'), { ...record, keyHash: undefined, status: 'revoked' });
-        return 0;
-      }
-      case 'accounts': {
-        const page = await services.accounts.list({ limit: 1000, offset: 0 });
-        print(
-          page.accounts
-            .map((account) => `${account.id}  ${account.kind}  ${account.name}`)
-            .join('\n'),
-          page.accounts,
-        );
-        return 0;
-      }
-      default:
-        return 2;
-    }
+    await handler({ services, values, rest, print });
+    return 0;
   } finally {
     await services.close();
   }
+}
+
+async function createKey({ services, values, print }: CommandContext): Promise<void> {
+  if (values.name === undefined) throw new Error('create needs --name NAME');
+  const requestedScopes = splitList(values.scopes) ?? [];
+  const unknown = requestedScopes.filter((scope) => !(scopes as readonly string[]).includes(scope));
+  if (unknown.length > 0) {
+    throw new Error(`Unknown scope(s): ${unknown.join(', ')}. Known: ${scopes.join(', ')}`);
+  }
+  const accountId = await resolveAccount(services, values.account);
+  const created = await services.apiKeys.create(
+    accountId,
+    {
+      name: values.name,
+      scopes: requestedScopes as Scope[],
+      ...(values.tier === undefined ? {} : { tier: values.tier }),
+      ...(values['allowed-ips'] === undefined
+        ? {}
+        : { allowedIps: splitList(values['allowed-ips']) }),
+      ...(values['expires-at'] === undefined ? {} : { expiresAt: values['expires-at'] }),
+    },
+    platformOperator,
+  );
+  print(
+    `${describe(created.record, services.apiKeys.statusOf(created.record))}\n\nKey (shown once, store it now):\n  ${created.key}`,
+    { ...created.record, keyHash: undefined, key: created.key },
+  );
+}
+
+async function listKeys({ services, values, print }: CommandContext): Promise<void> {
+  const accountId = await resolveAccount(services, values.account);
+  const page = await services.apiKeys.list(accountId, { limit: 1000, offset: 0 });
+  print(
+    page.keys.map((record) => describe(record, services.apiKeys.statusOf(record))).join('\n') ||
+      '(no keys)',
+    page.keys.map((record) => ({
+      ...record,
+      keyHash: undefined,
+      status: services.apiKeys.statusOf(record),
+    })),
+  );
+}
+
+async function revokeKey({ services, values, rest, print }: CommandContext): Promise<void> {
+  const keyId = rest[0];
+  if (keyId === undefined) throw new Error('revoke needs a KEY_ID');
+  const accountId = await resolveAccount(services, values.account);
+  const record = await services.apiKeys.revoke(accountId, keyId);
+  print(describe(record, 'revoked'), { ...record, keyHash: undefined, status: 'revoked' });
+}
+
+async function listAccounts({ services, print }: CommandContext): Promise<void> {
+  const page = await services.accounts.list({ limit: 1000, offset: 0 });
+  print(
+    page.accounts.map((account) => `${account.id}  ${account.kind}  ${account.name}`).join('\n'),
+    page.accounts,
+  );
 }
 
 run(process.argv.slice(2)).then(

@@ -57,88 +57,103 @@ async function run(argv: string[]): Promise<number> {
   const registry = new ModelRegistry(config, engine, logger, speech);
   try {
     if (command === 'list') {
-      const statuses = registry.list();
-      if (values.json) {
-        process.stdout.write(
-          `${JSON.stringify(
-            statuses.map((status) => ({
-              name: status.definition.name,
-              provider: status.definition.provider,
-              type: status.definition.type,
-              default: status.definition.name === registry.defaultModel,
-              available: status.available,
-              reason: status.reason,
-            })),
-            null,
-            2,
-          )}\n`,
-        );
-      } else {
-        for (const status of statuses) {
-          const mark = status.available ? 'available  ' : 'unavailable';
-          const isDefault = status.definition.name === registry.defaultModel ? ' (default)' : '';
-          process.stdout.write(
-            `${mark}  ${status.definition.name}${isDefault}  [${status.definition.provider}, ${status.definition.type}]\n`,
-          );
-          if (status.reason !== null) process.stdout.write(`             ${status.reason}\n`);
-        }
-      }
+      listModels(registry, values.json);
       return 0;
     }
-
-    const wanted = names.length > 0 ? names : [registry.defaultModel ?? ''];
-    const targets: LocalModelDefinition[] = [];
-    let failures = 0;
-    for (const name of wanted) {
-      const definition = registry.find(name);
-      if (definition === undefined) {
-        process.stderr.write(`Model '${name}' is not in the catalog ('npm run models -- list').\n`);
-        return 1;
-      }
-      const connection = connectionOf(definition);
-      if (connection.kind === 'engine') {
-        failures += await pullEngineFiles(speech, connection.definition);
-        continue;
-      }
-      if (definition.provider !== 'local') {
-        process.stderr.write(
-          `Model '${name}' is served by ${definition.provider}; there is nothing to download.\n`,
-        );
-        return 1;
-      }
-      targets.push(definition);
-    }
-    for (const definition of targets) {
-      if (definition.source === null) {
-        process.stderr.write(
-          `Model '${definition.name}' has no 'source'; place its GGUF file at ${definition.file}.\n`,
-        );
-        failures += 1;
-        continue;
-      }
-      const bar = createProgressBar({ label: definition.name });
-      try {
-        const result = await engine.pull(definition, (progress) => bar.update(progress));
-        bar.finish();
-        process.stdout.write(`${definition.name}: ${result.path}\n  sha256 ${result.sha256}`);
-        process.stdout.write(
-          result.checksumSource === 'none'
-            ? '  (NOT verified: the source publishes no checksum; set sha256 in the config to pin it)\n'
-            : `  (verified against the ${result.checksumSource === 'hub' ? "Hub's published digest" : 'configured sha256'})\n`,
-        );
-      } catch (error) {
-        bar.finish();
-        failures += 1;
-        const reason = error instanceof ModelDownloadError ? ` [${error.reason}]` : '';
-        process.stderr.write(
-          `${definition.name}: download failed${reason}: ${error instanceof Error ? error.message : String(error)}\n`,
-        );
-      }
-    }
-    return failures === 0 ? 0 : 1;
+    return await pullModels(registry, engine, speech, names);
   } finally {
     await engine.close();
     await speech.close();
+  }
+}
+
+/** The catalog with each model's availability, as text or JSON. */
+function listModels(registry: ModelRegistry, json: boolean): void {
+  const statuses = registry.list();
+  if (json) {
+    const rows = statuses.map((status) => ({
+      name: status.definition.name,
+      provider: status.definition.provider,
+      type: status.definition.type,
+      default: status.definition.name === registry.defaultModel,
+      available: status.available,
+      reason: status.reason,
+    }));
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  for (const status of statuses) {
+    const mark = status.available ? 'available  ' : 'unavailable';
+    const isDefault = status.definition.name === registry.defaultModel ? ' (default)' : '';
+    process.stdout.write(
+      `${mark}  ${status.definition.name}${isDefault}  [${status.definition.provider}, ${status.definition.type}]\n`,
+    );
+    if (status.reason !== null) process.stdout.write(`             ${status.reason}\n`);
+  }
+}
+
+/** Pulls the named models (default: the default model); answers the exit code. */
+async function pullModels(
+  registry: ModelRegistry,
+  engine: NodeLlamaEngine,
+  speech: SpeechEngines,
+  names: readonly string[],
+): Promise<number> {
+  const wanted = names.length > 0 ? names : [registry.defaultModel ?? ''];
+  const targets: LocalModelDefinition[] = [];
+  let failures = 0;
+  for (const name of wanted) {
+    const definition = registry.find(name);
+    if (definition === undefined) {
+      process.stderr.write(`Model '${name}' is not in the catalog ('npm run models -- list').\n`);
+      return 1;
+    }
+    const connection = connectionOf(definition);
+    if (connection.kind === 'engine') {
+      failures += await pullEngineFiles(speech, connection.definition);
+      continue;
+    }
+    if (definition.provider !== 'local') {
+      process.stderr.write(
+        `Model '${name}' is served by ${definition.provider}; there is nothing to download.\n`,
+      );
+      return 1;
+    }
+    targets.push(definition);
+  }
+  for (const definition of targets) failures += await pullLocalModel(engine, definition);
+  return failures === 0 ? 0 : 1;
+}
+
+/** Downloads one local GGUF model with a progress bar; answers the number of failures. */
+async function pullLocalModel(
+  engine: NodeLlamaEngine,
+  definition: LocalModelDefinition,
+): Promise<number> {
+  if (definition.source === null) {
+    process.stderr.write(
+      `Model '${definition.name}' has no 'source'; place its GGUF file at ${definition.file}.\n`,
+    );
+    return 1;
+  }
+  const bar = createProgressBar({ label: definition.name });
+  try {
+    const result = await engine.pull(definition, (progress) => bar.update(progress));
+    bar.finish();
+    process.stdout.write(`${definition.name}: ${result.path}\n  sha256 ${result.sha256}`);
+    process.stdout.write(
+      result.checksumSource === 'none'
+        ? '  (NOT verified: the source publishes no checksum; set sha256 in the config to pin it)\n'
+        : `  (verified against the ${result.checksumSource === 'hub' ? "Hub's published digest" : 'configured sha256'})\n`,
+    );
+    return 0;
+  } catch (error) {
+    bar.finish();
+    const reason = error instanceof ModelDownloadError ? ` [${error.reason}]` : '';
+    process.stderr.write(
+      `${definition.name}: download failed${reason}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 1;
   }
 }
 

@@ -1,6 +1,6 @@
 // Access control for every route: the route's declared rule is enforced in the contract's order
 // (key → address → scope → rate limit); a route that declares no rule cannot even be registered.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Authenticator, Principal } from '../modules/accounts/authenticator.js';
 import type { FeatureName } from '../modules/health/feature-catalog.js';
 import {
@@ -75,53 +75,7 @@ export function accountOf(principal: Principal): AccountSubject {
 
 export function installAccessControl(app: App, options: AccessControlOptions): void {
   app.decorateRequest('principal', null);
-
-  app.addHook('onRoute', (route) => {
-    // The CORS plugin's catch-all preflight route is not a path of the API: it would make every
-    // unknown path a 405 instead of a 404.
-    const preflight = route.method === 'OPTIONS' && route.url === '*';
-    if (!preflight) options.registry.add(route.method, route.url);
-    let access = route.config?.access;
-    if (
-      access === undefined &&
-      (preflight || options.publicPrefixes.some((prefix) => route.url.startsWith(prefix)))
-    ) {
-      access = { kind: 'public' };
-      route.config = { ...route.config, access };
-    }
-    if (access === undefined) {
-      throw new Error(
-        `Route ${String(route.method)} ${route.url} does not declare its access rule`,
-      );
-    }
-    // Fastify adds a HEAD route for every GET with the same schema object: document it once.
-    if (route.method === 'HEAD') return;
-    const schema = (route.schema ??= {}) as Record<string, unknown>;
-    if (access.kind !== 'public') {
-      schema.security = securityRequirement;
-      schema['x-required-scopes'] = access.kind === 'scopes' ? [...access.scopes] : [];
-      if (access.kind === 'scopes' && access.ownerOnly) schema['x-owner-account-only'] = true;
-    }
-    const feature = route.config?.feature;
-    if (feature !== undefined) schema['x-feature'] = feature;
-    if (typeof schema.description === 'string' || typeof schema.summary === 'string') {
-      const description = typeof schema.description === 'string' ? schema.description : '';
-      const featureNote =
-        feature === undefined
-          ? ''
-          : ` Part of the \`${feature}\` feature: answers 403 \`feature_disabled\` when it is switched off.`;
-      schema.description = `${description}${description === '' ? '' : '\n\n'}${describeAccess(access)}${featureNote}`;
-    }
-    const response = (schema.response ??= {}) as Record<string, unknown>;
-    response['4xx'] ??= { $ref: 'ErrorBody#' };
-    response['5xx'] ??= { $ref: 'ErrorBody#' };
-  });
-
-  const setRateLimitHeaders = (reply: FastifyReply, decision: RateLimitDecision) => {
-    for (const [name, value] of Object.entries(rateLimitHeaders(decision)))
-      void reply.header(name, value);
-  };
-
+  app.addHook('onRoute', (route) => declareAccess(route, options));
   app.addHook('onRequest', async (request, reply) => {
     const { access, feature } = request.routeOptions.config;
     if (request.is404 || access === undefined) return;
@@ -129,39 +83,9 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
     if (feature !== undefined && !options.features[feature])
       throw new FeatureDisabledError(feature);
     if (access.kind === 'public') return;
-
-    // A key sent with the request wins; the session cookie is used only when no key is sent.
-    const key = presentedKey(request);
-    const sessionToken = key === undefined ? sessionTokenOf(request) : undefined;
-    let principal;
-    if (sessionToken === undefined) {
-      principal = await options.authenticator.authenticate(key, request.ip);
-    } else {
-      principal = (await options.sessions.authenticate(sessionToken, request.ip)).principal;
-      checkCsrf(request, sessionToken, options.corsOrigins, options.publicOrigin);
-    }
+    const principal = await identify(request, options);
     request.principal = principal;
-
-    if (access.kind === 'scopes') {
-      const missing = missingScope(principal.scopes, access.scopes);
-      const notOwner = access.ownerOnly && principal.accountKind !== 'owner';
-      if (missing !== null || notOwner) {
-        setRateLimitHeaders(
-          reply,
-          await options.rateLimiter.peek(principal.keyId, principal.tier, accountOf(principal)),
-        );
-        throw missing !== null
-          ? new AppError('insufficient_permissions', `This API key lacks the '${missing}' scope.`, {
-              details: { required_scope: missing },
-            })
-          : new AppError(
-              'insufficient_permissions',
-              "Only admin keys of the platform owner's account may do this.",
-              { details: { required_scope: 'admin' } },
-            );
-      }
-    }
-
+    if (access.kind === 'scopes') await checkScopes(principal, access, reply, options);
     const decision = await options.rateLimiter.consume(
       principal.keyId,
       principal.tier,
@@ -170,4 +94,94 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) throw rateLimitExceeded(decision);
   });
+}
+
+/** Each route declares its access rule (or lies under a public prefix); the document shows it. */
+function declareAccess(route: RouteOptions, options: AccessControlOptions): void {
+  // The CORS plugin's catch-all preflight route is not a path of the API: it would make every
+  // unknown path a 405 instead of a 404.
+  const preflight = route.method === 'OPTIONS' && route.url === '*';
+  if (!preflight) options.registry.add(route.method, route.url);
+  let access = route.config?.access;
+  if (
+    access === undefined &&
+    (preflight || options.publicPrefixes.some((prefix) => route.url.startsWith(prefix)))
+  ) {
+    access = { kind: 'public' };
+    route.config = { ...route.config, access };
+  }
+  if (access === undefined) {
+    throw new Error(`Route ${String(route.method)} ${route.url} does not declare its access rule`);
+  }
+  // Fastify adds a HEAD route for every GET with the same schema object: document it once.
+  if (route.method === 'HEAD') return;
+  documentAccess((route.schema ??= {}) as Record<string, unknown>, access, route.config?.feature);
+}
+
+/** The route's OpenAPI entry: security, required scopes, its feature, and the contract's errors. */
+function documentAccess(
+  schema: Record<string, unknown>,
+  access: RouteAccess,
+  feature: FeatureName | undefined,
+): void {
+  if (access.kind !== 'public') {
+    schema.security = securityRequirement;
+    schema['x-required-scopes'] = access.kind === 'scopes' ? [...access.scopes] : [];
+    if (access.kind === 'scopes' && access.ownerOnly) schema['x-owner-account-only'] = true;
+  }
+  if (feature !== undefined) schema['x-feature'] = feature;
+  if (typeof schema.description === 'string' || typeof schema.summary === 'string') {
+    const description = typeof schema.description === 'string' ? schema.description : '';
+    const featureNote =
+      feature === undefined
+        ? ''
+        : ` Part of the \`${feature}\` feature: answers 403 \`feature_disabled\` when it is switched off.`;
+    schema.description = `${description}${description === '' ? '' : '\n\n'}${describeAccess(access)}${featureNote}`;
+  }
+  const response = (schema.response ??= {}) as Record<string, unknown>;
+  response['4xx'] ??= { $ref: 'ErrorBody#' };
+  response['5xx'] ??= { $ref: 'ErrorBody#' };
+}
+
+function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
+  for (const [name, value] of Object.entries(rateLimitHeaders(decision)))
+    void reply.header(name, value);
+}
+
+/** The principal of a request: a key sent with it wins; the session cookie only when none is sent. */
+async function identify(
+  request: FastifyRequest,
+  options: AccessControlOptions,
+): Promise<Principal> {
+  const key = presentedKey(request);
+  const sessionToken = key === undefined ? sessionTokenOf(request) : undefined;
+  if (sessionToken === undefined) return options.authenticator.authenticate(key, request.ip);
+  const { principal } = await options.sessions.authenticate(sessionToken, request.ip);
+  checkCsrf(request, sessionToken, options.corsOrigins, options.publicOrigin);
+  return principal;
+}
+
+/** A missing scope (or an admin route of the owner's account) is refused, with the limits as they stand. */
+async function checkScopes(
+  principal: Principal,
+  access: Extract<RouteAccess, { kind: 'scopes' }>,
+  reply: FastifyReply,
+  options: AccessControlOptions,
+): Promise<void> {
+  const missing = missingScope(principal.scopes, access.scopes);
+  const notOwner = access.ownerOnly && principal.accountKind !== 'owner';
+  if (missing === null && !notOwner) return;
+  setRateLimitHeaders(
+    reply,
+    await options.rateLimiter.peek(principal.keyId, principal.tier, accountOf(principal)),
+  );
+  throw missing !== null
+    ? new AppError('insufficient_permissions', `This API key lacks the '${missing}' scope.`, {
+        details: { required_scope: missing },
+      })
+    : new AppError(
+        'insufficient_permissions',
+        "Only admin keys of the platform owner's account may do this.",
+        { details: { required_scope: 'admin' } },
+      );
 }

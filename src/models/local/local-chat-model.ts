@@ -140,77 +140,19 @@ export class LocalChatModel implements ChatModel {
     const { definition } = this.handle;
     const release = await this.handle.queue.acquire(request.fairnessKey, request.signal);
     const deadline = deadlineFor(request.signal, definition.timeoutMs);
-    const pending: string[] = [];
-    let wake: (() => void) | undefined;
-    let settled = false;
-    let outcome:
-      { finishReason: FinishReason; promptTokens: number; completionTokens: number } | undefined;
-    let failure: unknown;
-    let session: LlamaChatSession | undefined;
-    let generation: Promise<void> | undefined;
+    const channel = new ChunkChannel();
+    let started: StartedGeneration | undefined;
     try {
-      const { context } = await this.handle.load();
-      const sequence = context.getSequence();
-      const before = sequence.tokenMeter.getState();
-      // The engine imported node-llama-cpp to load the model; this takes the same module.
-      const { LlamaChatSession: ChatSession } = await import('node-llama-cpp');
-      session = new ChatSession({ contextSequence: sequence, autoDisposeSequence: true });
-      const { history, prompt } = historyOf(request.messages);
-      session.setChatHistory([...history]);
-      const grammar =
-        request.responseSchema === undefined
-          ? undefined
-          : await this.handle.grammarFor(request.responseSchema as GbnfJsonSchema);
-      generation = session
-        .promptWithMeta(prompt, {
-          maxTokens: request.maxTokens,
-          ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-          ...(grammar === undefined ? {} : { grammar }),
-          signal: deadline.signal,
-          stopOnAbortSignal: true,
-          onTextChunk: (chunk) => {
-            pending.push(chunk);
-            wake?.();
-          },
-        })
-        .then(
-          (result) => {
-            const after = sequence.tokenMeter.getState();
-            this.handle.recordGenerated(after.usedOutputTokens - before.usedOutputTokens);
-            outcome = {
-              finishReason: finishReasonOf(result.stopReason),
-              promptTokens: after.usedInputTokens - before.usedInputTokens,
-              completionTokens: after.usedOutputTokens - before.usedOutputTokens,
-            };
-          },
-          (error: unknown) => {
-            failure = error;
-          },
-        )
-        .finally(() => {
-          settled = true;
-          wake?.();
-        });
-
-      while (true) {
-        if (pending.length > 0) {
-          yield { type: 'text', text: pending.splice(0).join('') };
-          continue;
-        }
-        if (settled) break;
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
-      await generation;
+      started = await this.start(request, deadline.signal, channel);
+      for await (const text of channel.drain()) yield { type: 'text', text };
+      const { outcome, failure } = await started.generation;
       const stopped = deadline.failure(definition);
       if (stopped !== null) throw stopped;
       if (failure !== undefined || outcome === undefined) {
         throw new UpstreamError(
           'upstream_error',
           `Local model '${definition.name}' failed while generating.`,
-          {
-            cause: failure,
-          },
+          { cause: failure },
         );
       }
       yield {
@@ -220,13 +162,107 @@ export class LocalChatModel implements ChatModel {
       };
     } finally {
       // Reached early when the consumer stops: stop generating before giving the sequence back.
-      if (!settled) {
+      if (!channel.closed) {
         deadline.stop();
-        await generation;
+        await started?.generation;
       }
       deadline.dispose();
-      session?.dispose();
+      started?.session.dispose();
       release();
+    }
+  }
+
+  /** A chat session on a fresh sequence, generating into `channel` (closed when it settles). */
+  private async start(
+    request: GenerationRequest,
+    signal: AbortSignal,
+    channel: ChunkChannel,
+  ): Promise<StartedGeneration> {
+    const { context } = await this.handle.load();
+    const sequence = context.getSequence();
+    const before = sequence.tokenMeter.getState();
+    // The engine imported node-llama-cpp to load the model; this takes the same module.
+    const { LlamaChatSession: ChatSession } = await import('node-llama-cpp');
+    const session = new ChatSession({ contextSequence: sequence, autoDisposeSequence: true });
+    try {
+      const { history, prompt } = historyOf(request.messages);
+      session.setChatHistory([...history]);
+      const grammar =
+        request.responseSchema === undefined
+          ? undefined
+          : await this.handle.grammarFor(request.responseSchema as GbnfJsonSchema);
+      const generation = session
+        .promptWithMeta(prompt, {
+          maxTokens: request.maxTokens,
+          ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+          ...(grammar === undefined ? {} : { grammar }),
+          signal,
+          stopOnAbortSignal: true,
+          onTextChunk: (chunk) => channel.push(chunk),
+        })
+        .then(
+          (result): GenerationEnd => {
+            const after = sequence.tokenMeter.getState();
+            this.handle.recordGenerated(after.usedOutputTokens - before.usedOutputTokens);
+            return {
+              outcome: {
+                finishReason: finishReasonOf(result.stopReason),
+                promptTokens: after.usedInputTokens - before.usedInputTokens,
+                completionTokens: after.usedOutputTokens - before.usedOutputTokens,
+              },
+            };
+          },
+          (error: unknown): GenerationEnd => ({ failure: error }),
+        )
+        .finally(() => channel.close());
+      return { session, generation };
+    } catch (error) {
+      session.dispose();
+      throw error;
+    }
+  }
+}
+
+interface GenerationEnd {
+  outcome?: { finishReason: FinishReason; promptTokens: number; completionTokens: number };
+  failure?: unknown;
+}
+
+interface StartedGeneration {
+  session: LlamaChatSession;
+  /** Settles (never rejects) when generation ends, with its outcome or its failure. */
+  generation: Promise<GenerationEnd>;
+}
+
+/** Text pushed by a callback, pulled by one consumer: each pull takes all that arrived since. */
+class ChunkChannel {
+  private readonly pending: string[] = [];
+  private wake: (() => void) | undefined;
+  private ended = false;
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  push(chunk: string): void {
+    this.pending.push(chunk);
+    this.wake?.();
+  }
+
+  close(): void {
+    this.ended = true;
+    this.wake?.();
+  }
+
+  async *drain(): AsyncGenerator<string> {
+    while (true) {
+      if (this.pending.length > 0) {
+        yield this.pending.splice(0).join('');
+        continue;
+      }
+      if (this.ended) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
     }
   }
 }

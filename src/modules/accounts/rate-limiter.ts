@@ -122,99 +122,14 @@ export class RateLimiter {
     tierName: string,
     account?: AccountSubject,
   ): Promise<RateLimitDecision> {
-    const limiters = this.limitersFor(tierName);
-    const ceiling = account === undefined ? undefined : this.accountLimitersFor(account, tierName);
-    /** The account's windows as they stand (for a request the key's own windows refused). */
-    const accountNow = async (): Promise<WindowState[]> => {
-      if (ceiling === undefined || account === undefined) return [];
-      const [accountMinute, accountDay] = await Promise.all([
-        ceiling.minute.get(account.id),
-        ceiling.day.get(account.id),
-      ]);
-      return [
-        state('account', 'minute', ceiling.tier.perMinute, accountMinute),
-        state('account', 'day', ceiling.tier.perDay, accountDay),
-      ];
-    };
-    const minute = await this.tryConsume(limiters.minute, subject);
-    if (!minute.allowed) {
-      const [day, others] = await Promise.all([limiters.day.get(subject), accountNow()]);
-      return this.refused(
-        [
-          state('key', 'minute', limiters.tier.perMinute, minute.result),
-          state('key', 'day', limiters.tier.perDay, day),
-          ...others,
-        ],
-        0,
-      );
+    const windows = this.windowsFor(subject, tierName, account);
+    const results: RateLimiterRes[] = [];
+    for (const [index, counted] of windows.entries()) {
+      const outcome = await this.tryConsume(counted.limiter, counted.id, counted.limit);
+      if (!outcome.allowed) return this.refusedAt(windows, index, outcome.result);
+      results.push(outcome.result);
     }
-    const day = await this.tryConsume(limiters.day, subject);
-    if (!day.allowed) {
-      const [refunded, others] = await Promise.all([
-        limiters.minute.reward(subject, 1),
-        accountNow(),
-      ]);
-      return this.refused(
-        [
-          state('key', 'minute', limiters.tier.perMinute, refunded),
-          state('key', 'day', limiters.tier.perDay, day.result),
-          ...others,
-        ],
-        1,
-      );
-    }
-    const keyWindows = [
-      state('key', 'minute', limiters.tier.perMinute, minute.result),
-      state('key', 'day', limiters.tier.perDay, day.result),
-    ] as const;
-    if (ceiling === undefined || account === undefined) {
-      return { allowed: true, windows: keyWindows };
-    }
-    const refundKey = async () => {
-      const [minuteBack, dayBack] = await Promise.all([
-        limiters.minute.reward(subject, 1),
-        limiters.day.reward(subject, 1),
-      ]);
-      return [
-        state('key', 'minute', limiters.tier.perMinute, minuteBack),
-        state('key', 'day', limiters.tier.perDay, dayBack),
-      ] as const;
-    };
-    const accountMinute = await this.tryConsume(ceiling.minute, account.id, ceiling.tier.perMinute);
-    if (!accountMinute.allowed) {
-      const [keyBack, accountDay] = await Promise.all([refundKey(), ceiling.day.get(account.id)]);
-      return this.refused(
-        [
-          ...keyBack,
-          state('account', 'minute', ceiling.tier.perMinute, accountMinute.result),
-          state('account', 'day', ceiling.tier.perDay, accountDay),
-        ],
-        2,
-      );
-    }
-    const accountDay = await this.tryConsume(ceiling.day, account.id, ceiling.tier.perDay);
-    if (!accountDay.allowed) {
-      const [keyBack, accountMinuteBack] = await Promise.all([
-        refundKey(),
-        ceiling.minute.reward(account.id, 1),
-      ]);
-      return this.refused(
-        [
-          ...keyBack,
-          state('account', 'minute', ceiling.tier.perMinute, accountMinuteBack),
-          state('account', 'day', ceiling.tier.perDay, accountDay.result),
-        ],
-        3,
-      );
-    }
-    return {
-      allowed: true,
-      windows: [
-        ...keyWindows,
-        state('account', 'minute', ceiling.tier.perMinute, accountMinute.result),
-        state('account', 'day', ceiling.tier.perDay, accountDay.result),
-      ],
-    };
+    return { allowed: true, windows: statesOf(windows, results) };
   }
 
   /** The current state of the windows without counting a request. */
@@ -223,29 +138,73 @@ export class RateLimiter {
     tierName: string,
     account?: AccountSubject,
   ): Promise<RateLimitDecision> {
+    const windows = this.windowsFor(subject, tierName, account);
+    const results = await Promise.all(windows.map((counted) => counted.limiter.get(counted.id)));
+    return { allowed: true, windows: statesOf(windows, results) };
+  }
+
+  /** The windows a request counts against, in the order they are consumed. */
+  private windowsFor(
+    subject: string,
+    tierName: string,
+    account: AccountSubject | undefined,
+  ): CountedWindow[] {
     const limiters = this.limitersFor(tierName);
+    const windows: CountedWindow[] = [
+      {
+        scope: 'key',
+        window: 'minute',
+        limiter: limiters.minute,
+        id: subject,
+        limit: limiters.tier.perMinute,
+      },
+      {
+        scope: 'key',
+        window: 'day',
+        limiter: limiters.day,
+        id: subject,
+        limit: limiters.tier.perDay,
+      },
+    ];
     const ceiling = account === undefined ? undefined : this.accountLimitersFor(account, tierName);
-    const [minute, day, accountMinute, accountDay] = await Promise.all([
-      limiters.minute.get(subject),
-      limiters.day.get(subject),
-      ceiling === undefined || account === undefined ? null : ceiling.minute.get(account.id),
-      ceiling === undefined || account === undefined ? null : ceiling.day.get(account.id),
-    ]);
-    const keyWindows = [
-      state('key', 'minute', limiters.tier.perMinute, minute),
-      state('key', 'day', limiters.tier.perDay, day),
-    ] as const;
-    return {
-      allowed: true,
-      windows:
-        ceiling === undefined
-          ? keyWindows
-          : [
-              ...keyWindows,
-              state('account', 'minute', ceiling.tier.perMinute, accountMinute),
-              state('account', 'day', ceiling.tier.perDay, accountDay),
-            ],
-    };
+    if (ceiling !== undefined && account !== undefined) {
+      windows.push(
+        {
+          scope: 'account',
+          window: 'minute',
+          limiter: ceiling.minute,
+          id: account.id,
+          limit: ceiling.tier.perMinute,
+        },
+        {
+          scope: 'account',
+          window: 'day',
+          limiter: ceiling.day,
+          id: account.id,
+          limit: ceiling.tier.perDay,
+        },
+      );
+    }
+    return windows;
+  }
+
+  /**
+   * The refusal by `windows[refusing]`: the windows consumed before it get their point back, the
+   * ones after it are read as they stand.
+   */
+  private async refusedAt(
+    windows: readonly CountedWindow[],
+    refusing: number,
+    refusal: RateLimiterRes,
+  ): Promise<RateLimitDecision> {
+    const results = await Promise.all(
+      windows.map((counted, index) => {
+        if (index < refusing) return counted.limiter.reward(counted.id, 1);
+        if (index > refusing) return counted.limiter.get(counted.id);
+        return Promise.resolve(refusal);
+      }),
+    );
+    return this.refused(statesOf(windows, results), refusing);
   }
 
   /** A refusal by `windows[refusing]`, awaiting the latest reset among the exhausted windows. */
@@ -264,16 +223,19 @@ export class RateLimiter {
     };
   }
 
-  /** One request counted; refused past the limiter's points, or past `limit` when given. */
+  /**
+   * One request counted; refused past `limit` (an account's counters are shared by every tier, so
+   * their limiter refuses only past the largest ceiling).
+   */
   private async tryConsume(
     limiter: RateLimiterAbstract,
     subject: string,
-    limit?: number,
+    limit: number,
   ): Promise<{ allowed: boolean; result: RateLimiterRes }> {
     try {
       const result = await limiter.consume(subject, 1);
       // As the library counts a refused request, so does a refusal by `limit`.
-      return { allowed: limit === undefined || result.consumedPoints <= limit, result };
+      return { allowed: result.consumedPoints <= limit, result };
     } catch (rejection) {
       // rate-limiter-flexible rejects with a RateLimiterRes when the window is full, and with an
       // Error when the store fails (the insurance limiter has already been tried by then).
@@ -342,6 +304,25 @@ export class RateLimiter {
       insuranceLimiter: new RateLimiterMemory(options),
     });
   }
+}
+
+/** One window a request is counted in: whose count, which limiter, and the limit that applies. */
+interface CountedWindow {
+  readonly scope: LimitScope;
+  readonly window: WindowName;
+  readonly limiter: RateLimiterAbstract;
+  readonly id: string;
+  readonly limit: number;
+}
+
+/** The windows' states from their counters (null: never counted in the current window). */
+function statesOf(
+  windows: readonly CountedWindow[],
+  results: readonly (RateLimiterRes | null)[],
+): DecisionWindows {
+  return windows.map((counted, index) =>
+    state(counted.scope, counted.window, counted.limit, results[index] ?? null),
+  ) as unknown as DecisionWindows;
 }
 
 function state(

@@ -207,29 +207,7 @@ export class Builder {
   }
 
   private list(list: MarkdownTokens.List, previousHeading: string | null): void {
-    const items = list.items.map((item) => {
-      const tokens = (item.tokens ?? []) as InlineToken[];
-      const own = tokens.filter((token) => token.type !== 'list');
-      const nested = tokens.filter((token) => token.type === 'list') as MarkdownTokens.List[];
-      const inline = own.flatMap((token) => token.tokens ?? []);
-      const found: { title: string; url: string }[] = [];
-      linksOf(inline, found);
-      return {
-        text: plain(
-          inline,
-          own.map((token) => ('text' in token ? String(token.text) : '')).join(' '),
-        ),
-        markdown: own
-          .map((token) => ('text' in token ? String(token.text) : ''))
-          .join('\n')
-          .trim(),
-        checked: item.task ? (item.checked ?? false) : null,
-        children: nested.flatMap((child) =>
-          child.items.map((entry) => plain((entry.tokens ?? []) as InlineToken[], entry.text)),
-        ),
-        links: found,
-      };
-    });
+    const items = list.items.map(listItemOf);
     // A list of links under a "Sources"/"References" heading is the sources component.
     if (
       previousHeading !== null &&
@@ -248,17 +226,7 @@ export class Builder {
     for (const item of items) this.noteLinks(item.links);
     this.measures.words += items.reduce((sum, item) => sum + item.text.split(/\s+/).length, 0);
     if (list.ordered) {
-      this.types.add('steps');
-      this.measures.steps += items.length;
-      this.measures.listItems += items.length;
-      const start = typeof list.start === 'number' ? list.start : 1;
-      this.add('steps', {
-        steps: items.map((item, index) => ({
-          number: start + index,
-          text: item.text,
-          markdown: item.markdown,
-        })),
-      });
+      this.steps(items, typeof list.start === 'number' ? list.start : 1);
       return;
     }
     this.types.add('list');
@@ -271,21 +239,36 @@ export class Builder {
         children,
       })),
     });
-    // "Label: number" items (three or more) are a series worth a chart.
+    this.seriesChart(items, listId, previousHeading);
+  }
+
+  private steps(items: readonly ListItem[], start: number): void {
+    this.types.add('steps');
+    this.measures.steps += items.length;
+    this.measures.listItems += items.length;
+    this.add('steps', {
+      steps: items.map((item, index) => ({
+        number: start + index,
+        text: item.text,
+        markdown: item.markdown,
+      })),
+    });
+  }
+
+  /** "Label: number" items (three or more) are a series worth a chart. */
+  private seriesChart(items: readonly ListItem[], listId: string, heading: string | null): void {
     const series = items.map((item) => labelledNumber.exec(item.text));
-    if (items.length >= 3 && series.every((match) => match !== null)) {
-      const labels = series.map((match) => match[1]!.trim());
-      const data = series.map((match) => parseNumber(match[2]!));
-      if (data.every((value) => value !== null)) {
-        this.types.add('chart_data');
-        this.add('chart', {
-          chart_type: labels.every((label) => timeLabel.test(label)) ? 'line' : 'bar',
-          labels,
-          datasets: [{ label: previousHeading ?? 'Value', data }],
-          source: listId,
-        });
-      }
-    }
+    if (items.length < 3 || !series.every((match) => match !== null)) return;
+    const labels = series.map((match) => match[1]!.trim());
+    const data = series.map((match) => parseNumber(match[2]!));
+    if (!data.every((value) => value !== null)) return;
+    this.types.add('chart_data');
+    this.add('chart', {
+      chart_type: labels.every((label) => timeLabel.test(label)) ? 'line' : 'bar',
+      labels,
+      datasets: [{ label: heading ?? 'Value', data }],
+      source: listId,
+    });
   }
 
   private table(table: MarkdownTokens.Table): void {
@@ -383,4 +366,34 @@ export class Builder {
     this.types.add('quote');
     this.add('quote', { text: lines.join('\n'), attribution });
   }
+}
+
+interface ListItem {
+  text: string;
+  markdown: string;
+  checked: boolean | null;
+  children: string[];
+  links: { title: string; url: string }[];
+}
+
+/** One list item: its own text (nested lists apart), its children's text, and its links. */
+function listItemOf(item: MarkdownTokens.ListItem): ListItem {
+  const tokens = (item.tokens ?? []) as InlineToken[];
+  const own = tokens.filter((token) => token.type !== 'list');
+  const nested = tokens.filter((token) => token.type === 'list') as MarkdownTokens.List[];
+  const inline = own.flatMap((token) => token.tokens ?? []);
+  const found: { title: string; url: string }[] = [];
+  linksOf(inline, found);
+  return {
+    text: plain(inline, own.map((token) => ('text' in token ? String(token.text) : '')).join(' ')),
+    markdown: own
+      .map((token) => ('text' in token ? String(token.text) : ''))
+      .join('\n')
+      .trim(),
+    checked: item.task ? (item.checked ?? false) : null,
+    children: nested.flatMap((child) =>
+      child.items.map((entry) => plain((entry.tokens ?? []) as InlineToken[], entry.text)),
+    ),
+    links: found,
+  };
 }

@@ -56,6 +56,18 @@ export class UsageRepository {
 
   async aggregate(filter: UsageFilter): Promise<UsageRow[]> {
     const bucketOf = timeBucketExpression(this.dialect, filter.bucket);
+    const [turns, runs] = [
+      await this.chatTurns(filter, bucketOf),
+      await this.runs(filter, bucketOf),
+    ];
+    return [...turns, ...runs];
+  }
+
+  /** Answered chat turns, by bucket, key and model. */
+  private async chatTurns(
+    filter: UsageFilter,
+    bucketOf: ReturnType<typeof timeBucketExpression>,
+  ): Promise<UsageRow[]> {
     let turns = this.db
       .selectFrom('messages')
       .where('messages.account_id', '=', filter.accountId)
@@ -79,6 +91,31 @@ export class UsageRepository {
       .groupBy(['bucket', 'messages.api_key_id', 'messages.model'])
       .execute();
 
+    return turnRows.map((row) => {
+      const promptTokens = number(row.prompt_tokens);
+      const completionTokens = number(row.completion_tokens);
+      return {
+        bucket: row.bucket,
+        keyId: row.key_id,
+        model: row.model,
+        source: 'chat' as const,
+        requests: number(row.requests),
+        failed: 0,
+        promptTokens,
+        completionTokens,
+        totalTokens: promptTokens + completionTokens,
+        latencySumMs: number(row.latency_sum),
+        latencyCount: number(row.latency_count),
+        latencyMaxMs: number(row.latency_max),
+      };
+    });
+  }
+
+  /** Agent and pipeline runs, by bucket, key, the agent's model and kind. */
+  private async runs(
+    filter: UsageFilter,
+    bucketOf: ReturnType<typeof timeBucketExpression>,
+  ): Promise<UsageRow[]> {
     let runs = this.db
       .selectFrom('executions')
       .leftJoin('agents', 'agents.id', 'executions.agent_id')
@@ -105,40 +142,20 @@ export class UsageRepository {
       .groupBy(['bucket', 'executions.api_key_id', 'agents.model_id', 'executions.kind'])
       .execute();
 
-    return [
-      ...turnRows.map((row) => {
-        const promptTokens = number(row.prompt_tokens);
-        const completionTokens = number(row.completion_tokens);
-        return {
-          bucket: row.bucket,
-          keyId: row.key_id,
-          model: row.model,
-          source: 'chat' as const,
-          requests: number(row.requests),
-          failed: 0,
-          promptTokens,
-          completionTokens,
-          totalTokens: promptTokens + completionTokens,
-          latencySumMs: number(row.latency_sum),
-          latencyCount: number(row.latency_count),
-          latencyMaxMs: number(row.latency_max),
-        };
-      }),
-      ...runRows.map((row) => ({
-        bucket: row.bucket,
-        keyId: row.key_id,
-        model: row.model,
-        source: row.kind,
-        requests: number(row.requests),
-        failed: number(row.failed),
-        promptTokens: 0,
-        completionTokens: 0,
-        totalTokens: number(row.tokens),
-        latencySumMs: number(row.latency_sum),
-        latencyCount: number(row.latency_count),
-        latencyMaxMs: number(row.latency_max),
-      })),
-    ];
+    return runRows.map((row) => ({
+      bucket: row.bucket,
+      keyId: row.key_id,
+      model: row.model,
+      source: row.kind,
+      requests: number(row.requests),
+      failed: number(row.failed),
+      promptTokens: 0,
+      completionTokens: 0,
+      totalTokens: number(row.tokens),
+      latencySumMs: number(row.latency_sum),
+      latencyCount: number(row.latency_count),
+      latencyMaxMs: number(row.latency_max),
+    }));
   }
 
   /** The latest answered turns and runs of the account, newest first. */

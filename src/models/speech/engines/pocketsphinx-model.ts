@@ -162,11 +162,7 @@ export class PocketSphinxModel implements TranscriptionModel {
     return stream.finish();
   }
 
-  openStream(options: {
-    language: string | null;
-    signal: AbortSignal;
-    onInterim: (text: string) => void;
-  }): TranscriptionStream {
+  openStream(options: StreamOptions): TranscriptionStream {
     const slot = this.slots.acquire(options.signal);
     const recogniser = slot.then(() => {
       const taken = this.spare;
@@ -180,99 +176,29 @@ export class PocketSphinxModel implements TranscriptionModel {
     // Whatever happens to the utterance, its process slot is given back once.
     const release = () => void slot.then((free) => free()).catch(() => undefined);
     // The next utterance finds its process loaded.
-    setImmediate(() => {
-      if (this.spare === null && !this.closed) {
-        this.spare = this.start();
-        this.spare.catch(() => undefined);
-      }
+    setImmediate(() => this.prewarm());
+    const utterance = new Utterance(options, {
+      timeoutMs: this.timeoutMs,
+      timedOut: () =>
+        new UpstreamError(
+          'upstream_timeout',
+          `PocketSphinx did not finish transcribing in time (model '${this.definition.name}').`,
+          { fallbackWorthy: false },
+        ),
+      failed: (cause) => this.failure(cause),
     });
-    const pending: Buffer[] = [];
-    let ready: Recogniser | null = null;
-    let ended = false;
-    let samplesWritten = 0;
-    let output = '';
-    let interim = '';
-    /** Arms the decoding deadline once the audio has ended (set when the process is ready). */
-    let armDecodeDeadline: () => void = () => undefined;
-    const finished = recogniser.then(
-      (current) =>
-        new Promise<Transcription>((resolve, reject) => {
-          ready = current;
-          const { child } = current;
-          let timedOut = false;
-          const kill = () => {
-            timedOut = true;
-            child.kill('SIGKILL');
-          };
-          // Bounded in time from the first word: the utterance itself is bounded by its caller.
-          const deadline = setTimeout(kill, this.timeoutMs);
-          deadline.unref();
-          // Once the audio has ended, decoding what is left takes a fraction of its duration.
-          let decodeDeadline: NodeJS.Timeout | null = null;
-          armDecodeDeadline = () => {
-            if (decodeDeadline !== null) return;
-            const audioMs = (samplesWritten / sampleRate) * 1000;
-            decodeDeadline = setTimeout(
-              kill,
-              Math.min(this.timeoutMs, decodeGraceMs + 2 * audioMs),
-            );
-            decodeDeadline.unref();
-          };
-          if (ended) armDecodeDeadline();
-          const onAbort = () => child.kill('SIGKILL');
-          options.signal.addEventListener('abort', onAbort, { once: true });
-          child.stdout?.setEncoding('utf8');
-          child.stdout?.on('data', (chunk: string) => {
-            output += chunk;
-            const text = transcriptionOf(parseOutput(output)).text;
-            if (text !== interim) {
-              interim = text;
-              options.onInterim(text);
-            }
-          });
-          child.once('close', (code, signal) => {
-            clearTimeout(deadline);
-            if (decodeDeadline !== null) clearTimeout(decodeDeadline);
-            options.signal.removeEventListener('abort', onAbort);
-            current.input.destroy();
-            void unlink(current.fifo).catch(() => undefined);
-            if (options.signal.aborted) reject(new RequestAbortedError());
-            else if (code === 0) resolve(transcriptionOf(parseOutput(output)));
-            else if (timedOut) {
-              reject(
-                new UpstreamError(
-                  'upstream_timeout',
-                  `PocketSphinx did not finish transcribing in time (model '${this.definition.name}').`,
-                  { fallbackWorthy: false },
-                ),
-              );
-            } else
-              reject(this.failure(new Error(`exited with ${code ?? signal ?? 'unknown status'}`)));
-          });
-          for (const chunk of pending.splice(0)) current.input.write(chunk);
-          if (ended) current.input.end();
-        }),
-    );
+    const finished = recogniser.then((current) => utterance.decode(current));
     // Observed by finish(); until then a failure must not count as unhandled.
     finished.catch(() => undefined);
     void finished.then(release, release);
     return {
-      write(samples: Int16Array) {
-        samplesWritten += samples.length;
-        const chunk = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-        if (ready === null) pending.push(Buffer.from(chunk));
-        else ready.input.write(chunk);
-      },
-      finish() {
-        ended = true;
-        if (ready !== null) {
-          ready.input.end();
-          armDecodeDeadline();
-        }
+      write: (samples) => utterance.write(samples),
+      finish: () => {
+        utterance.end();
         return finished;
       },
-      abort() {
-        ended = true;
+      abort: () => {
+        utterance.stop();
         void recogniser.then((current) => current.child.kill('SIGKILL')).catch(() => undefined);
       },
     };
@@ -374,5 +300,116 @@ export class PocketSphinxModel implements TranscriptionModel {
       `PocketSphinx failed to transcribe the audio (model '${this.definition.name}').`,
       { cause, fallbackWorthy: false },
     );
+  }
+}
+
+interface StreamOptions {
+  language: string | null;
+  signal: AbortSignal;
+  onInterim: (text: string) => void;
+}
+
+interface UtteranceLimits {
+  timeoutMs: number;
+  timedOut: () => UpstreamError;
+  failed: (cause: Error) => UpstreamError;
+}
+
+/**
+ * One utterance through one recogniser process: audio written before the process is ready waits,
+ * interim text is reported as it arrives, and the process is killed past its deadlines.
+ */
+class Utterance {
+  private readonly pending: Buffer[] = [];
+  private ready: Recogniser | null = null;
+  private ended = false;
+  private samplesWritten = 0;
+  private output = '';
+  private interim = '';
+  private kill: () => void = () => undefined;
+  private decodeDeadline: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly options: StreamOptions,
+    private readonly limits: UtteranceLimits,
+  ) {}
+
+  write(samples: Int16Array): void {
+    this.samplesWritten += samples.length;
+    const chunk = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+    if (this.ready === null) this.pending.push(Buffer.from(chunk));
+    else this.ready.input.write(chunk);
+  }
+
+  /** The audio has ended (or the utterance was aborted). */
+  end(): void {
+    this.ended = true;
+    if (this.ready !== null) {
+      this.ready.input.end();
+      this.armDecodeDeadline();
+    }
+  }
+
+  /** Aborted: nothing more is written; the process is being killed. */
+  stop(): void {
+    this.ended = true;
+  }
+
+  /** Once the audio has ended, decoding what is left takes a fraction of its duration. */
+  private armDecodeDeadline(): void {
+    if (this.decodeDeadline !== null || this.ready === null) return;
+    const audioMs = (this.samplesWritten / sampleRate) * 1000;
+    this.decodeDeadline = setTimeout(
+      this.kill,
+      Math.min(this.limits.timeoutMs, decodeGraceMs + 2 * audioMs),
+    );
+    this.decodeDeadline.unref();
+  }
+
+  /** Feeds the process what is pending and what follows; settles when it exits. */
+  decode(current: Recogniser): Promise<Transcription> {
+    return new Promise<Transcription>((resolve, reject) => {
+      this.ready = current;
+      const { child } = current;
+      const { signal } = this.options;
+      let timedOut = false;
+      this.kill = () => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      };
+      // Bounded in time from the first word: the utterance itself is bounded by its caller.
+      const deadline = setTimeout(this.kill, this.limits.timeoutMs);
+      deadline.unref();
+      if (this.ended) this.armDecodeDeadline();
+      const onAbort = () => child.kill('SIGKILL');
+      signal.addEventListener('abort', onAbort, { once: true });
+      child.stdout?.setEncoding('utf8');
+      child.stdout?.on('data', (chunk: string) => this.heard(chunk));
+      child.once('close', (code, exitSignal) => {
+        clearTimeout(deadline);
+        if (this.decodeDeadline !== null) clearTimeout(this.decodeDeadline);
+        signal.removeEventListener('abort', onAbort);
+        current.input.destroy();
+        void unlink(current.fifo).catch(() => undefined);
+        if (signal.aborted) reject(new RequestAbortedError());
+        else if (code === 0) resolve(transcriptionOf(parseOutput(this.output)));
+        else if (timedOut) reject(this.limits.timedOut());
+        else
+          reject(
+            this.limits.failed(new Error(`exited with ${code ?? exitSignal ?? 'unknown status'}`)),
+          );
+      });
+      for (const chunk of this.pending.splice(0)) current.input.write(chunk);
+      if (this.ended) current.input.end();
+    });
+  }
+
+  private heard(chunk: string): void {
+    this.output += chunk;
+    const text = transcriptionOf(parseOutput(this.output)).text;
+    if (text !== this.interim) {
+      this.interim = text;
+      this.options.onInterim(text);
+    }
   }
 }

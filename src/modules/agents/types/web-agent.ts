@@ -71,6 +71,18 @@ interface PageFailure {
   message: string;
 }
 
+type SearchResult = { title: string; url: string; snippet: string };
+type ReadPage = Pick<WebPage, 'url' | 'title' | 'text'> & { truncated: boolean };
+type Settings = WebConfiguration;
+
+interface RunDeps {
+  web: AppConfig['web'];
+  secrets: SecretSource;
+  text: Pick<TextPool, 'page'>;
+  fetchOptions: ReturnType<typeof safeFetchOptionsFromConfig>;
+  signal: AbortSignal;
+}
+
 /** `text`: the worker threads where fetched pages are read (never on the event loop). */
 export function createWebAgent(
   web: AppConfig['web'],
@@ -102,69 +114,91 @@ export function createWebAgent(
       });
     },
     async run(context, configuration, input, parameters) {
-      const settings = { ...configuration, ...parameters };
+      const settings: Settings = { ...configuration, ...parameters };
+      const deps: RunDeps = { web, secrets, text, fetchOptions, signal: context.signal };
+      const urls = input.urls ?? [];
       const failures: PageFailure[] = [];
-      let results: Array<{ title: string; url: string; snippet: string }> = [];
-      let providers: unknown[] = [];
-      const query = input.query?.trim() ?? '';
-      if (query !== '') {
-        try {
-          const found = await searchWithProviders(settings.search_providers, query, {
-            web,
-            secrets,
-            count: settings.result_count,
-            signal: context.signal,
-          });
-          results = found.results.map(({ title, url, snippet }) => ({ title, url, snippet }));
-          providers = found.providers;
-        } catch (error) {
-          if (!(error instanceof SearchProviderError)) throw error;
-          // With URLs to read the run can still be useful; without, the search failing is the run failing.
-          if (input.urls === undefined || input.urls.length === 0) {
-            throw new AppError('service_unavailable', error.message, { cause: error });
-          }
-          failures.push({ url: '', reason: error.reason, message: error.message });
-        }
-      }
-
+      const { results, providers } = await search(deps, settings, input.query?.trim() ?? '', {
+        failures,
+        hasUrls: urls.length > 0,
+      });
       const targets =
-        input.urls !== undefined && input.urls.length > 0
-          ? input.urls
+        urls.length > 0
+          ? urls
           : settings.fetch_pages
             ? results.slice(0, settings.max_pages).map((result) => result.url)
             : [];
-      const pages: Array<Pick<WebPage, 'url' | 'title' | 'text'> & { truncated: boolean }> = [];
-      for (const url of targets) {
-        try {
-          const page = await readPage(url, {
-            ...fetchOptions,
-            maxChars: settings.max_page_chars,
-            signal: context.signal,
-            extract: (body, pageUrl, options) => text.page(body, pageUrl, options, context.signal),
-          });
-          pages.push({
-            url: page.url,
-            title: page.title,
-            text: page.text,
-            truncated: page.truncated,
-          });
-        } catch (error) {
-          if (!(error instanceof WebFetchError)) throw error;
-          failures.push({ url, reason: error.reason, message: error.message });
-        }
-      }
-
+      const pages = await readPages(deps, targets, settings.max_page_chars, failures);
       if (results.length === 0 && pages.length === 0 && failures.length > 0) {
-        const first = failures[0]!;
-        // A refused address, or a page too large or tangled to read in time: the request's fault.
-        const refused = first.reason === 'blocked_address' || first.reason === 'unreadable';
-        throw new AppError(
-          refused ? 'invalid_parameter' : 'service_unavailable',
-          first.message,
-          refused ? { param: 'urls' } : {},
-        );
+        throw nothingRead(failures[0]!);
       }
       return { results, pages, errors: failures, providers };
     },
   };
+}
+
+/** The search step: no query, no search; a provider failure is a recorded failure when there are URLs to read. */
+async function search(
+  deps: RunDeps,
+  settings: Settings,
+  query: string,
+  outcome: { failures: PageFailure[]; hasUrls: boolean },
+): Promise<{ results: SearchResult[]; providers: unknown[] }> {
+  if (query === '') return { results: [], providers: [] };
+  try {
+    const found = await searchWithProviders(settings.search_providers, query, {
+      web: deps.web,
+      secrets: deps.secrets,
+      count: settings.result_count,
+      signal: deps.signal,
+    });
+    return {
+      results: found.results.map(({ title, url, snippet }) => ({ title, url, snippet })),
+      providers: found.providers,
+    };
+  } catch (error) {
+    if (!(error instanceof SearchProviderError)) throw error;
+    // With URLs to read the run can still be useful; without, the search failing is the run failing.
+    if (!outcome.hasUrls) {
+      throw new AppError('service_unavailable', error.message, { cause: error });
+    }
+    outcome.failures.push({ url: '', reason: error.reason, message: error.message });
+    return { results: [], providers: [] };
+  }
+}
+
+/** Reads each page in turn; a page that cannot be read is a recorded failure. */
+async function readPages(
+  deps: RunDeps,
+  targets: readonly string[],
+  maxChars: number,
+  failures: PageFailure[],
+): Promise<ReadPage[]> {
+  const pages: ReadPage[] = [];
+  for (const url of targets) {
+    try {
+      const page = await readPage(url, {
+        ...deps.fetchOptions,
+        maxChars,
+        signal: deps.signal,
+        extract: (body, pageUrl, options) => deps.text.page(body, pageUrl, options, deps.signal),
+      });
+      pages.push({ url: page.url, title: page.title, text: page.text, truncated: page.truncated });
+    } catch (error) {
+      if (!(error instanceof WebFetchError)) throw error;
+      failures.push({ url, reason: error.reason, message: error.message });
+    }
+  }
+  return pages;
+}
+
+/** Nothing found and nothing read: the run fails with its first failure. */
+function nothingRead(first: PageFailure): AppError {
+  // A refused address, or a page too large or tangled to read in time: the request's fault.
+  const refused = first.reason === 'blocked_address' || first.reason === 'unreadable';
+  return new AppError(
+    refused ? 'invalid_parameter' : 'service_unavailable',
+    first.message,
+    refused ? { param: 'urls' } : {},
+  );
 }
