@@ -12,15 +12,19 @@ import path from 'node:path';
  */
 export const longFiles = [
   'test/e2e/dashboard.test.ts',
-  'test/e2e/voice.test.ts',
-  'test/http/routing.test.ts',
-  'test/http/agents.test.ts',
-  'test/http/knowledge.test.ts',
-  'test/http/speech.test.ts',
   'test/http/fuzz.test.ts',
+  'test/http/hostile-text.test.ts',
+  'test/realtime/voice-stream.test.ts',
+  'test/process.test.ts',
+  'test/http/bad-audio.test.ts',
   'test/docs-examples.test.ts',
-  'test/http/conversations.test.ts',
-  'test/http/chat.test.ts',
+  'test/http/speech.test.ts',
+  'test/http/loop-blocking.test.ts',
+  'test/storage.test.ts',
+  'test/http/agents-tools.test.ts',
+  'test/http/routing.test.ts',
+  'test/e2e/voice.test.ts',
+  'test/http/agents.test.ts',
 ];
 
 export default class LongFilesFirst extends BaseSequencer {
