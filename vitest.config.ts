@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongFilesFirst from './test/support/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -14,5 +15,7 @@ export default defineConfig({
     // a time roughly halve the run there. No test asserts a wall-clock bound (the event-loop tests
     // compare with a control measured in the same run), so none needs to run alone.
     maxWorkers: 2,
+    // The few files that take far longer than the rest start first (test/support/sequencer.ts).
+    sequence: { sequencer: LongFilesFirst },
   },
 });

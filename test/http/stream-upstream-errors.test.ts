@@ -4,6 +4,12 @@
 // service itself waited between retries, and a timer that ran out then was reported as the model's
 // timeout (504 upstream_timeout) instead of the 500 the provider answered. A limit that ends the
 // retries early still reports the provider's failure.
+//
+// Which timer runs out during which wait is set by the fake providers' retry-after, not by how fast
+// the machine is: the idle timeout (1 s) is shorter than the wait it must not fire in (1.5 s, after
+// one attempt) and longer than any round trip to the fake upstream, and the total timeout (2 s)
+// ends the first wait of a provider that asks for 59 s, so only one round trip has to fit in it
+// (two within 200 ms each once had to, and under load they did not).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
@@ -22,18 +28,24 @@ function parseEvents(body: string): Array<Record<string, unknown>> {
 
 describe.each(allDialects)('a provider answering HTTP 500 ($name)', (dialect) => {
   let upstream: FakeUpstream;
+  let slowRetryUpstream: FakeUpstream;
   let harness: TestApp;
   beforeAll(async () => {
-    // The provider asks for 600 ms between attempts: longer than the 300 ms idle timeout, so a
-    // timer left running during the wait would fire, and short enough to keep the suite quick.
+    // The provider asks for 1.5 s between attempts: longer than the 1 s idle timeout, so a timer
+    // left running during the wait would fire, and short enough to keep the suite quick.
     upstream = await startFakeUpstream({
-      defaultBehaviour: { kind: 'error', status: 500, headers: { 'retry-after-ms': '600' } },
+      defaultBehaviour: { kind: 'error', status: 500, headers: { 'retry-after-ms': '1500' } },
+    });
+    // The provider of the total-timeout models asks for 59 s (the longest wait honoured is under
+    // 60 s): the 2 s total timeout always runs out during the first wait, never in an attempt.
+    slowRetryUpstream = await startFakeUpstream({
+      defaultBehaviour: { kind: 'error', status: 500, headers: { 'retry-after-ms': '59000' } },
     });
     const model = (name: string, extra: Record<string, unknown>) => ({
       name,
       provider: 'openai-compatible' as const,
       model: 'gpt-4o-mini',
-      base_url: upstream.baseUrl,
+      base_url: (name.includes('total-short') ? slowRetryUpstream : upstream).baseUrl,
       max_tokens: 256,
       context_length: 4096,
       ...extra,
@@ -43,16 +55,16 @@ describe.each(allDialects)('a provider answering HTTP 500 ($name)', (dialect) =>
       overrides: {
         default_model: 'idle-short',
         models: [
-          // One retry after the provider's 600 ms, longer than the 300 ms idle timeout.
-          model('idle-short', { max_retries: 1, idle_timeout_ms: 300, timeout_ms: 30_000 }),
-          // Retries that the total timeout (1 s) ends while waiting for the next attempt.
-          model('total-short', { max_retries: 5, idle_timeout_ms: 30_000, timeout_ms: 1000 }),
+          // One retry after the provider's 1.5 s, longer than the 1 s idle timeout.
+          model('idle-short', { max_retries: 1, idle_timeout_ms: 1000, timeout_ms: 30_000 }),
+          // Retries that the total timeout (2 s) ends while waiting for the next attempt.
+          model('total-short', { max_retries: 5, idle_timeout_ms: 30_000, timeout_ms: 2000 }),
           // The same through the AI SDK adapter (provider `openai`, an OpenAI-style server).
           model('sdk-idle-short', {
             provider: 'openai',
             api_key_env: 'FAKE_OPENAI_KEY',
             max_retries: 1,
-            idle_timeout_ms: 300,
+            idle_timeout_ms: 1000,
             timeout_ms: 30_000,
           }),
           model('sdk-total-short', {
@@ -60,7 +72,7 @@ describe.each(allDialects)('a provider answering HTTP 500 ($name)', (dialect) =>
             api_key_env: 'FAKE_OPENAI_KEY',
             max_retries: 5,
             idle_timeout_ms: 30_000,
-            timeout_ms: 1000,
+            timeout_ms: 2000,
           }),
         ],
       },
@@ -70,6 +82,7 @@ describe.each(allDialects)('a provider answering HTTP 500 ($name)', (dialect) =>
   afterAll(async () => {
     await harness.close();
     await upstream.close();
+    await slowRetryUpstream.close();
   });
 
   const post = (url: string, payload: Record<string, unknown>) =>

@@ -26,6 +26,15 @@ describe.each(allDialects)('the general WebSocket /v1/ws ($name)', (dialect) => 
     harness = await startSpeechHarness({ dialect });
     await harness.app.listen({ port: 0, host: '127.0.0.1' });
     url = `ws://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}/v1/ws`;
+    // The audio thread starts and loads eSpeak NG here, within the hook's time, rather than in the
+    // first voice init (whose 'ready' waits for the voice check): on a loaded machine that start
+    // took longer than a message is waited for.
+    const voices = await harness.app.inject({
+      method: 'GET',
+      url: '/v1/speech/voices?model=espeak-ng',
+      headers: bearer(harness.adminKey),
+    });
+    expect(voices.statusCode, voices.body).toBe(200);
   });
   afterAll(() => harness.close());
 
@@ -114,7 +123,8 @@ describe.each(allDialects)('the general WebSocket /v1/ws ($name)', (dialect) => 
     expect(Buffer.from(String(audio.audio), 'base64').subarray(0, 4).toString()).toBe('RIFF');
     await socket.next('turn_end', 30_000);
     socket.close();
-  });
+    // Recognition and synthesis each get the 30 s their waits above allow, not 30 s together.
+  }, 120_000);
 
   it('needs voice:read for audio in and voice:write for audio out', async () => {
     const chatOnly = await createKey(harness.app, harness.adminKey, { scopes: ['chat:write'] });
