@@ -3,7 +3,15 @@ import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import type { Server } from 'node:http';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyHttpOptions,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import type { AppConfig } from './config/config.js';
 import { AppError } from './errors/app-error.js';
 import { installAccessControl } from './http/access-control.js';
 import { sendError, writeClientError } from './http/error-handler.js';
@@ -29,7 +37,85 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   const { config } = services;
   const registry = new RouteRegistry();
   const pendingSchemas: PendingSchemas = new Set();
-  const app = Fastify({
+  const app = Fastify(
+    serverOptions(config, logger, pendingSchemas),
+  ).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON is the only body this API takes; anything else is a 415, not a string to validate.
+  app.removeContentTypeParser('text/plain');
+  installInputSafety(app, { parseLarge: (text) => services.text.json(text) });
+  app.setValidatorCompiler(createValidatorCompiler(pendingSchemas));
+  trackPendingSchemas(app, pendingSchemas);
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));
+  let webApp: WebApp | null = null;
+  app.setNotFoundHandler((request, reply) => notFound(request, reply, registry, webApp));
+  app.addSchema(ErrorBodySchema);
+
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
+  });
+  installRequestLog(app, config.server.requestLogSample);
+  installHttpMetrics(app, services.metrics);
+
+  // Both add onRequest hooks that must run before access control: cookies are parsed, and CORS
+  // preflights are answered (and error responses carry CORS headers) before any key is asked for.
+  await app.register(fastifyCookie);
+  await registerCors(app, config.server.corsOrigins);
+
+  installAccessControl(app, {
+    features: config.features,
+    authenticator: services.authenticator,
+    rateLimiter: services.rateLimiter,
+    sessions: services.sessions,
+    corsOrigins: config.server.corsOrigins,
+    publicOrigin: config.server.publicOrigin,
+    registry,
+    publicPrefixes: [docsPrefix],
+  });
+  await registerOpenApi(app, config);
+
+  // The feature modules' routes, in the order the OpenAPI document lists them.
+  const { modules } = services;
+  for (const plugin of [
+    modules.health.plugin,
+    modules.metrics.plugin,
+    modules.health.featuresPlugin,
+    modules.accounts.apiKeysPlugin,
+    modules.accounts.accountsPlugin,
+    modules.chat.modelsPlugin,
+    modules.templates.plugin,
+    modules.chat.plugin,
+    modules.completions.plugin,
+    modules.completions.embeddingsPlugin,
+    modules.conversations.plugin,
+    modules.knowledge.plugin,
+    modules.agents.plugin,
+    modules.pipelines.plugins.pipelines,
+    modules.routing.plugin,
+    modules.layout.plugin,
+    modules.pipelines.plugins.executions,
+    modules.accounts.authPlugin,
+    modules.usage.plugin,
+  ]) {
+    await app.register(plugin);
+  }
+  webApp = await registerWebApp(app, config.webApp.directory);
+  await app.register(modules.voice.speechPlugin);
+  await app.register(modules.voice.voicePlugin);
+  await app.register(modules.voice.realtimePlugin);
+
+  await app.ready();
+  return app;
+}
+
+/** Fastify's options: request ids, limits, timeouts, and the contract's body for its own errors. */
+function serverOptions(
+  config: AppConfig,
+  logger: FastifyBaseLogger,
+  pendingSchemas: PendingSchemas,
+): FastifyHttpOptions<Server, FastifyBaseLogger> {
+  return {
     loggerInstance: logger,
     // One line per request is written by the onResponse hook below, not Fastify's two.
     logController: new LogController({
@@ -80,51 +166,42 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     // a body outside the contract.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  };
+}
 
-  // JSON is the only body this API takes; anything else is a 415, not a string to validate.
-  app.removeContentTypeParser('text/plain');
-  installInputSafety(app, { parseLarge: (text) => services.text.json(text) });
-  app.setValidatorCompiler(createValidatorCompiler(pendingSchemas));
-  trackPendingSchemas(app, pendingSchemas);
-  app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));
-  let webApp: WebApp | null = null;
-  app.setNotFoundHandler((request, reply) => {
-    // The dashboard's own routes (/keys, /pipelines/pipe_…) are pages of the app, not API paths.
-    if (webApp?.isAppRoute(request) === true) return webApp.sendIndex(request, reply);
-    const path = request.url.split('?')[0] ?? '/';
-    const allowed = registry.allowedMethods(path);
-    // A route that takes this method and found nothing (a static file) is a 404, not a 405.
-    if (allowed.length > 0 && !allowed.includes(request.method)) {
-      void reply.header('allow', allowed.join(', '));
-      return sendError(
-        request,
-        reply,
-        new AppError(
-          'method_not_allowed',
-          `${request.method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`,
-        ),
-      );
-    }
+/** An unknown path: a page of the dashboard, a 405 for a path that takes other methods, or a 404. */
+function notFound(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  registry: RouteRegistry,
+  webApp: WebApp | null,
+) {
+  // The dashboard's own routes (/keys, /pipelines/pipe_…) are pages of the app, not API paths.
+  if (webApp?.isAppRoute(request) === true) return webApp.sendIndex(request, reply);
+  const path = request.url.split('?')[0] ?? '/';
+  const allowed = registry.allowedMethods(path);
+  // A route that takes this method and found nothing (a static file) is a 404, not a 405.
+  if (allowed.length > 0 && !allowed.includes(request.method)) {
+    void reply.header('allow', allowed.join(', '));
     return sendError(
       request,
       reply,
-      new AppError('not_found', `No route ${request.method} ${path}.`),
+      new AppError(
+        'method_not_allowed',
+        `${request.method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`,
+      ),
     );
-  });
-  app.addSchema(ErrorBodySchema);
+  }
+  return sendError(
+    request,
+    reply,
+    new AppError('not_found', `No route ${request.method} ${path}.`),
+  );
+}
 
-  app.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    done();
-  });
-  installRequestLog(app, config.server.requestLogSample);
-  installHttpMetrics(app, services.metrics);
-
-  // Both add onRequest hooks that must run before access control: cookies are parsed, and CORS
-  // preflights are answered (and error responses carry CORS headers) before any key is asked for.
-  await app.register(fastifyCookie);
-  const corsOrigins = new Set(config.server.corsOrigins);
+/** CORS for the configured browser origins, with credentials and the contract's headers exposed. */
+async function registerCors(app: App, origins: readonly string[]): Promise<void> {
+  const corsOrigins = new Set(origins);
   await app.register(fastifyCors, {
     origin: (origin, callback) => callback(null, origin !== undefined && corsOrigins.has(origin)),
     credentials: true,
@@ -141,43 +218,4 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     ],
     maxAge: 600,
   });
-
-  installAccessControl(app, {
-    features: config.features,
-    authenticator: services.authenticator,
-    rateLimiter: services.rateLimiter,
-    sessions: services.sessions,
-    corsOrigins: config.server.corsOrigins,
-    publicOrigin: config.server.publicOrigin,
-    registry,
-    publicPrefixes: [docsPrefix],
-  });
-  await registerOpenApi(app, config);
-
-  await app.register(services.modules.health.plugin);
-  await app.register(services.modules.metrics.plugin);
-  await app.register(services.modules.health.featuresPlugin);
-  await app.register(services.modules.accounts.apiKeysPlugin);
-  await app.register(services.modules.accounts.accountsPlugin);
-  await app.register(services.modules.chat.modelsPlugin);
-  await app.register(services.modules.templates.plugin);
-  await app.register(services.modules.chat.plugin);
-  await app.register(services.modules.completions.plugin);
-  await app.register(services.modules.completions.embeddingsPlugin);
-  await app.register(services.modules.conversations.plugin);
-  await app.register(services.modules.knowledge.plugin);
-  await app.register(services.modules.agents.plugin);
-  await app.register(services.modules.pipelines.plugins.pipelines);
-  await app.register(services.modules.routing.plugin);
-  await app.register(services.modules.layout.plugin);
-  await app.register(services.modules.pipelines.plugins.executions);
-  await app.register(services.modules.accounts.authPlugin);
-  await app.register(services.modules.usage.plugin);
-  webApp = await registerWebApp(app, config.webApp.directory);
-  await app.register(services.modules.voice.speechPlugin);
-  await app.register(services.modules.voice.voicePlugin);
-  await app.register(services.modules.voice.realtimePlugin);
-
-  await app.ready();
-  return app;
 }

@@ -1,130 +1,34 @@
 // Wiring of the domain: builds every service from the configuration, and closes them again.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { AccountService } from './modules/accounts/account-service.js';
-import type { ApiKeyService } from './modules/accounts/api-key-service.js';
-import type { Authenticator } from './modules/accounts/authenticator.js';
-import type { LoginThrottle } from './modules/accounts/login-throttle.js';
-import { rateLimitExceeded, type RateLimiter } from './modules/accounts/rate-limiter.js';
-import type { SessionService } from './modules/accounts/session-service.js';
+import { rateLimitExceeded } from './modules/accounts/rate-limiter.js';
 import { createAccountsModule, type AccountsModule } from './modules/accounts/module.js';
-import type { AgentCatalog } from './modules/agents/agent-catalog.js';
-import type { AgentExecutor } from './modules/agents/agent-executor.js';
-import type { AgentService } from './modules/agents/agent-service.js';
 import { createAgentsModule, type AgentsModule } from './modules/agents/module.js';
-import type { ChatService } from './modules/chat/chat-service.js';
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
-import { createCompletionsModule, type CompletionsModule } from './modules/completions/module.js';
-import type { ExecutionService } from './modules/pipelines/executions/execution-service.js';
-import type { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
-import type { JobQueue } from './jobs/job-queue.js';
-import type { PlatformMetrics } from './modules/metrics/metrics.js';
+import { createCompletionsModule } from './modules/completions/module.js';
 import { createMetricsModule, type MetricsModule } from './modules/metrics/module.js';
 import { createPipelinesModule, type PipelinesModule } from './modules/pipelines/module.js';
-import type { PipelineRunner } from './modules/pipelines/pipeline-runner.js';
-import type { PipelineService } from './modules/pipelines/pipeline-service.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
 import {
   createConversationsModule,
   type ConversationsModule,
 } from './modules/conversations/module.js';
-import type { ConversationService } from './modules/conversations/conversation-service.js';
-import type { FeedbackService } from './modules/conversations/feedback-service.js';
-import type { KnowledgeService } from './modules/knowledge/knowledge-service.js';
 import { TextPool } from './text-pool/text-pool.js';
 import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { SpeechEngines } from './models/speech/speech-engines.js';
-import type { SpeechService } from './modules/voice/speech-service.js';
-import type { VoiceSessionService } from './modules/voice/voice-session-service.js';
-import type { CredentialWatch } from './auth/credential-watch.js';
 import { createVoiceModule, type VoiceModule } from './modules/voice/module.js';
-import { createTemplatesModule, type TemplatesModule } from './modules/templates/module.js';
-import type { TemplateCatalog } from './modules/templates/template-catalog.js';
+import { createTemplatesModule } from './modules/templates/module.js';
 import { openStorage, type Storage } from './storage/database.js';
-import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
-import { createLayoutModule, type LayoutModule } from './modules/layout/module.js';
-import { createUsageModule, type UsageModule } from './modules/usage/module.js';
-import { createHealthModule, type HealthModule } from './modules/health/module.js';
-import type { RoutingService } from './modules/routing/routing-service.js';
-import { createKnowledgeModule, type KnowledgeModule } from './modules/knowledge/module.js';
+import { createRoutingModule } from './modules/routing/module.js';
+import { createLayoutModule } from './modules/layout/module.js';
+import { createUsageModule } from './modules/usage/module.js';
+import { createHealthModule } from './modules/health/module.js';
+import { createKnowledgeModule } from './modules/knowledge/module.js';
 import { Closers } from './lifecycle/closers.js';
+import { servicesOf, type ServiceContainer, type ServiceOverrides } from './service-container.js';
 
-/** What routes may use: the domain's services, never a repository or a database handle. */
-export interface Services {
-  readonly config: AppConfig;
-  readonly authenticator: Authenticator;
-  readonly rateLimiter: RateLimiter;
-  readonly sessions: SessionService;
-  readonly loginThrottle: LoginThrottle;
-  readonly apiKeys: ApiKeyService;
-  readonly accounts: AccountService;
-  readonly models: ModelRegistry;
-  readonly speech: SpeechService;
-  readonly voiceSessions: VoiceSessionService;
-  /** Ends WebSockets and event streams whose key was revoked or expired (within a second). */
-  readonly credentialWatch: CredentialWatch;
-  readonly templates: TemplateCatalog;
-  readonly conversations: ConversationService;
-  readonly chat: ChatService;
-  readonly feedback: FeedbackService;
-  readonly knowledge: KnowledgeService;
-  /** The text worker threads: layouts, knowledge documents and web pages are parsed there. */
-  readonly text: TextPool;
-  readonly agentCatalog: AgentCatalog;
-  readonly agents: AgentService;
-  readonly agentExecutor: AgentExecutor;
-  /** Execution records of agent and pipeline runs, and their change feed. */
-  readonly executions: ExecutionService;
-  readonly pipelines: PipelineService;
-  readonly pipelineRunner: PipelineRunner;
-  /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()` (metrics). */
-  readonly jobs: JobQueue;
-  readonly routing: RoutingService;
-  /** The feature modules, whose HTTP plugins app.ts registers. */
-  readonly modules: {
-    readonly accounts: AccountsModule;
-    readonly metrics: MetricsModule;
-    readonly routing: RoutingModule;
-    readonly layout: LayoutModule;
-    readonly usage: UsageModule;
-    readonly health: HealthModule;
-    readonly conversations: ConversationsModule;
-    readonly templates: TemplatesModule;
-    readonly knowledge: KnowledgeModule;
-    readonly pipelines: PipelinesModule;
-    readonly agents: AgentsModule;
-    readonly chat: ChatModule;
-    readonly completions: CompletionsModule;
-    readonly voice: VoiceModule;
-  };
-  /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
-  readonly metrics: PlatformMetrics;
-}
-
-/** Everything createServices builds: the services, and what only wiring, tools and tests touch. */
-export interface ServiceContainer extends Services {
-  readonly storage: Storage;
-  readonly redis: Redis | null;
-  readonly localEngine: NodeLlamaEngine;
-  /** This instance's heartbeat; `start()` before serving, so its runs are not taken for orphans. */
-  readonly instances: InstanceRegistry;
-  /** Starts background work that must not run in command-line tools (model downloads). */
-  startBackgroundWork(): void;
-  close(): Promise<void>;
-}
-
-export interface ServiceOverrides {
-  now?: () => number;
-  /** Namespace for rate-limit counters in Redis (tests isolate themselves with it). */
-  rateLimitPrefix?: string;
-  /** Command-line tools need no shared counters. */
-  withoutRedis?: boolean;
-  /** Redis channel of the executions' change feed (tests isolate themselves with it). */
-  executionChannel?: string;
-  /** BullMQ key prefix of the job queue (tests isolate themselves with it). */
-  jobPrefix?: string;
-}
+export type { ServiceContainer, ServiceOverrides, Services } from './service-container.js';
 
 /** A Redis key or channel name under the configured prefix (none: the name as it always was). */
 function redisName(config: AppConfig, name: string): string {
@@ -166,258 +70,286 @@ export async function createServices(
   }
 }
 
+/** What every step of the wiring reads: the configuration, the stores, the clock, the closers. */
+interface Wiring {
+  readonly config: AppConfig;
+  readonly logger: Logger;
+  readonly overrides: ServiceOverrides;
+  readonly closers: Closers;
+  readonly storage: Storage;
+  readonly redis: Redis | null;
+  readonly now: () => number;
+}
+
 async function wireServices(
   config: AppConfig,
   logger: Logger,
   overrides: ServiceOverrides,
   closers: Closers,
 ): Promise<ServiceContainer> {
-  const storage = await openStorage(config.database);
-  closers.add('storage', () => storage.close());
-  let redis: Redis | null = null;
-  if (config.redisUrl !== null && overrides.withoutRedis !== true) {
-    try {
-      const client = await connectRedis(config.redisUrl, logger);
-      // A client that never connected (or lost its connection) has nothing to say QUIT to.
-      closers.add('redis', () =>
-        client.status === 'ready'
-          ? client.quit().then(
-              () => undefined,
-              () => client.disconnect(),
-            )
-          : client.disconnect(),
-      );
-      await client.connect();
-      redis = client;
-    } catch (error) {
-      throw new Error(`Cannot connect to Redis at REDIS_URL`, { cause: error });
-    }
-  }
-
+  const { storage, redis } = await openStores(config, logger, overrides, closers);
   const now = overrides.now ?? Date.now;
-  const accountsModule = createAccountsModule({
-    config,
-    db: storage.db,
-    isUniqueViolation: (error) => storage.isUniqueViolation(error),
-    redis,
-    rateLimitPrefix: overrides.rateLimitPrefix ?? redisName(config, 'rl'),
-    logger,
-    now,
-  });
-  closers.add('accounts', () => accountsModule.close());
-  const {
-    authenticator,
-    rateLimiter,
-    sessions,
-    loginThrottle,
-    apiKeys,
-    accounts,
-    credentialWatch,
-  } = accountsModule;
-
-  const localEngine = new NodeLlamaEngine({
-    gpu: config.models.localGpu,
-    huggingFaceEndpoint: config.models.huggingFaceEndpoint,
-    huggingFaceToken: () => config.secrets.get('HF_TOKEN'),
-    logger,
-  });
-  closers.add('local model engine', () => localEngine.close());
-  const speechEngines = SpeechEngines.fromConfig(config);
-  closers.add('speech engines', () => speechEngines.close());
-  const metricsModule = createMetricsModule({ config });
-  closers.add('metrics', () => metricsModule.close());
-  const metrics = metricsModule.metrics;
-  const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics);
-  const templatesModule = createTemplatesModule({ config });
-  closers.add('templates', () => templatesModule.close());
-  const templates = templatesModule.service;
-  const conversationsModule = createConversationsModule({ db: storage.db, models, templates, now });
-  closers.add('conversations', () => conversationsModule.close());
-  const conversations = conversationsModule.service;
-  const feedback = conversationsModule.feedback;
-  const text = new TextPool(config.text);
-  closers.add('text threads', () => text.close());
-  const knowledgeModule = await createKnowledgeModule({
-    config,
-    storage,
-    models,
-    text,
-    logger,
-    now,
-  });
-  closers.add('knowledge', () => knowledgeModule.close());
-  const knowledge = knowledgeModule.service;
-
-  // Agents record their runs in the pipelines module's executions: the agents module is made
-  // there, once they exist (and before the module's queue takes its first run).
-  let agentsModule!: AgentsModule;
-  const pipelinesModule = await createPipelinesModule({
-    config,
-    storage,
-    redis,
-    redisName: (name) => redisName(config, name),
-    executionChannel: overrides.executionChannel,
-    jobPrefix: overrides.jobPrefix,
-    conversations,
-    agents: (executions) => {
-      agentsModule = createAgentsModule({
-        config,
-        db: storage.db,
-        models,
-        text,
-        knowledge,
-        // Called only once the service runs, after the pipelines module exists.
-        usage: { pipelinesUsing: (agentId) => pipelinesModule.pipelines.usingAgent(agentId) },
-        executions,
-        logger,
-        now,
-      });
-      closers.add('agents', () => agentsModule.close());
-      return {
-        service: agentsModule.service,
-        executor: agentsModule.executor,
-        isRunFailure: agentsModule.isRunFailure,
-      };
-    },
-    credentialWatch,
-    metrics,
-    logger,
-    now,
-  });
-  closers.add('pipelines', () => pipelinesModule.close());
-  const { pipelines, executions, instances, jobs } = pipelinesModule;
-  const pipelineRunner = pipelinesModule.runner;
-  const agents = agentsModule.service;
-  const agentCatalog = agentsModule.catalog;
-  const agentExecutor = agentsModule.executor;
-
-  const usageModule = createUsageModule({
-    db: storage.db,
-    dialect: storage.kind,
-    keys: accountsModule.keyLookup,
-    now,
-  });
-  closers.add('usage', () => usageModule.close());
-
-  const routingModule = createRoutingModule({
-    config,
-    db: storage.db,
-    models,
-    agents,
-    agentCatalog,
-    pipelines,
-    conversations,
-    text,
-    logger,
-    now,
-    policyClock: overrides.now,
-  });
-  closers.add('routing', () => routingModule.close());
-  const routing = routingModule.service;
-
-  const chatModule = createChatModule({ models, conversations, routing, credentialWatch, now });
-  closers.add('chat', () => chatModule.close());
-  const chat = chatModule.service;
-  const completionsModule = createCompletionsModule({ chat, models, routing, credentialWatch });
-  closers.add('completions', () => completionsModule.close());
-
-  const voiceModule = createVoiceModule({
-    config,
-    db: storage.db,
-    models,
-    audio: speechEngines.pool,
-    conversations,
-    chat,
-    keyStates: accountsModule.keyStates,
-    credentialWatch,
-    limitTurn: async ({ keyId, tier, accountId, accountTier }) => {
-      const decision = await rateLimiter.consume(keyId, tier, { id: accountId, tier: accountTier });
-      return decision.allowed ? null : rateLimitExceeded(decision, { retryAfterInDetails: true });
-    },
-    metrics,
-    now,
-  });
-  closers.add('voice', () => voiceModule.close());
-  const { speech, voiceSessions } = voiceModule;
-
-  const layoutModule = createLayoutModule({ text });
-  closers.add('layout', () => layoutModule.close());
-
-  const healthModule = createHealthModule({
-    config,
-    pingDatabase: (timeoutMs) => storage.ping(timeoutMs),
-    redis,
-    voiceChatReadiness: () => speech.voiceChatReadiness(),
-  });
-  closers.add('health', () => healthModule.close());
-
+  const wiring: Wiring = { config, logger, overrides, closers, storage, redis, now };
+  const accounts = closers.started(
+    'accounts',
+    createAccountsModule({
+      config,
+      db: storage.db,
+      isUniqueViolation: (error) => storage.isUniqueViolation(error),
+      redis,
+      rateLimitPrefix: overrides.rateLimitPrefix ?? redisName(config, 'rl'),
+      logger,
+      now,
+    }),
+  );
+  const engines = openEngines(config, logger, closers);
+  const content = await contentModules(wiring, engines.models);
+  const runs = await runModules(wiring, engines, content, accounts);
+  const serving = servingModules(wiring, engines, { ...content, ...runs, accounts });
+  const modules = { accounts, metrics: engines.metrics, ...content, ...runs, ...serving };
   return {
-    config,
+    ...servicesOf(config, modules, { models: engines.models, text: content.text }),
     storage,
     redis,
-    authenticator,
-    rateLimiter,
-    sessions,
-    loginThrottle,
-    apiKeys,
-    accounts,
-    localEngine,
-    models,
-    speech,
-    voiceSessions,
-    credentialWatch,
-    templates,
-    conversations,
-    chat,
-    feedback,
-    knowledge,
-    text,
-    agentCatalog,
-    agents,
-    agentExecutor,
-    executions,
-    pipelines,
-    pipelineRunner,
-    jobs,
-    routing,
-    modules: {
-      accounts: accountsModule,
-      metrics: metricsModule,
-      routing: routingModule,
-      layout: layoutModule,
-      usage: usageModule,
-      health: healthModule,
-      conversations: conversationsModule,
-      templates: templatesModule,
-      knowledge: knowledgeModule,
-      pipelines: pipelinesModule,
-      agents: agentsModule,
-      chat: chatModule,
-      completions: completionsModule,
-      voice: voiceModule,
-    },
-    metrics,
-    instances,
-    startBackgroundWork() {
-      // eSpeak NG loads in each audio thread ahead of the first synthesis, when so configured.
-      if (
-        config.speech.preload &&
-        config.models.definitions.some(
-          (definition) => definition.provider === 'espeak-ng' && definition.type === 'speech',
-        )
-      ) {
-        speechEngines.pool
-          .warmUp()
-          .catch((error: unknown) => logger.warn({ err: error }, 'audio workers failed to start'));
-      }
-      if (config.models.autoPull) {
-        localEngine.startAutoPull(
-          config.models.definitions.filter(
-            (definition): definition is LocalModelDefinition => definition.provider === 'local',
-          ),
-        );
-      }
-    },
+    localEngine: engines.localEngine,
+    instances: runs.pipelines.instances,
+    startBackgroundWork: () => startBackgroundWork(config, engines, logger),
     close: () => closers.closeAll(),
   };
+}
+
+/** Prompt templates, conversations, the text threads and knowledge bases. */
+async function contentModules(wiring: Wiring, models: ModelRegistry) {
+  const { config, closers, storage, logger, now } = wiring;
+  const templates = closers.started('templates', createTemplatesModule({ config }));
+  const conversations = closers.started(
+    'conversations',
+    createConversationsModule({ db: storage.db, models, templates: templates.service, now }),
+  );
+  const text = closers.started('text threads', new TextPool(config.text));
+  const knowledge = closers.started(
+    'knowledge',
+    await createKnowledgeModule({ config, storage, models, text, logger, now }),
+  );
+  return { templates, conversations, text, knowledge };
+}
+
+/** Pipelines, their executions and job queue, and the agents whose runs they record. */
+async function runModules(
+  wiring: Wiring,
+  engines: Engines,
+  content: Awaited<ReturnType<typeof contentModules>>,
+  accounts: AccountsModule,
+): Promise<{ pipelines: PipelinesModule; agents: AgentsModule }> {
+  const { config, closers, storage, redis, overrides, logger, now } = wiring;
+  // Agents record their runs in the pipelines module's executions: the agents module is made
+  // there, once they exist (and before the module's queue takes its first run).
+  let agents!: AgentsModule;
+  const pipelines: PipelinesModule = closers.started(
+    'pipelines',
+    await createPipelinesModule({
+      config,
+      storage,
+      redis,
+      redisName: (name) => redisName(config, name),
+      executionChannel: overrides.executionChannel,
+      jobPrefix: overrides.jobPrefix,
+      conversations: content.conversations.service,
+      agents: (executions) => {
+        agents = closers.started(
+          'agents',
+          createAgentsModule({
+            config,
+            db: storage.db,
+            models: engines.models,
+            text: content.text,
+            knowledge: content.knowledge.service,
+            // Called only once the service runs, after the pipelines module exists.
+            usage: { pipelinesUsing: (agentId) => pipelines.pipelines.usingAgent(agentId) },
+            executions,
+            logger,
+            now,
+          }),
+        );
+        return agents;
+      },
+      credentialWatch: accounts.credentialWatch,
+      metrics: engines.metrics.metrics,
+      logger,
+      now,
+    }),
+  );
+  return { pipelines, agents };
+}
+
+/** The modules that answer requests over the others: usage, routing, chat, the dialects, voice. */
+function servingModules(
+  wiring: Wiring,
+  engines: Engines,
+  built: Awaited<ReturnType<typeof contentModules>> & {
+    pipelines: PipelinesModule;
+    agents: AgentsModule;
+    accounts: AccountsModule;
+  },
+) {
+  const { config, closers, storage, redis, overrides, logger, now } = wiring;
+  const { models } = engines;
+  const { accounts, agents, text } = built;
+  const conversations = built.conversations.service;
+  const { credentialWatch } = accounts;
+  const usage = closers.started(
+    'usage',
+    createUsageModule({ db: storage.db, dialect: storage.kind, keys: accounts.keyLookup, now }),
+  );
+  const routing = closers.started(
+    'routing',
+    createRoutingModule({
+      config,
+      db: storage.db,
+      models,
+      agents: agents.service,
+      agentCatalog: agents.catalog,
+      pipelines: built.pipelines.pipelines,
+      conversations,
+      text,
+      logger,
+      now,
+      policyClock: overrides.now,
+    }),
+  );
+  const chat = closers.started(
+    'chat',
+    createChatModule({ models, conversations, routing: routing.service, credentialWatch, now }),
+  );
+  const completions = closers.started(
+    'completions',
+    createCompletionsModule({
+      chat: chat.service,
+      models,
+      routing: routing.service,
+      credentialWatch,
+    }),
+  );
+  const voice = closers.started(
+    'voice',
+    voiceModuleOf(wiring, engines, { accounts, chat: chat.service, conversations }),
+  );
+  const layout = closers.started('layout', createLayoutModule({ text }));
+  const health = closers.started(
+    'health',
+    createHealthModule({
+      config,
+      pingDatabase: (timeoutMs) => storage.ping(timeoutMs),
+      redis,
+      voiceChatReadiness: () => voice.speech.voiceChatReadiness(),
+    }),
+  );
+  return { usage, routing, chat, completions, voice, layout, health };
+}
+
+/** Speech, voice sessions and the WebSockets, whose turns are chat turns counted like requests. */
+function voiceModuleOf(
+  wiring: Wiring,
+  engines: Engines,
+  uses: {
+    accounts: AccountsModule;
+    chat: ChatModule['service'];
+    conversations: ConversationsModule['service'];
+  },
+): VoiceModule {
+  const { config, storage, now } = wiring;
+  const { accounts, chat, conversations } = uses;
+  return createVoiceModule({
+    config,
+    db: storage.db,
+    models: engines.models,
+    audio: engines.speechEngines.pool,
+    conversations,
+    chat,
+    keyStates: accounts.keyStates,
+    credentialWatch: accounts.credentialWatch,
+    limitTurn: async ({ keyId, tier, accountId, accountTier }) => {
+      const decision = await accounts.rateLimiter.consume(keyId, tier, {
+        id: accountId,
+        tier: accountTier,
+      });
+      return decision.allowed ? null : rateLimitExceeded(decision, { retryAfterInDetails: true });
+    },
+    metrics: engines.metrics.metrics,
+    now,
+  });
+}
+
+/** The database, and Redis when one is configured. */
+async function openStores(
+  config: AppConfig,
+  logger: Logger,
+  overrides: ServiceOverrides,
+  closers: Closers,
+): Promise<{ storage: Storage; redis: Redis | null }> {
+  const storage = await openStorage(config.database);
+  closers.add('storage', () => storage.close());
+  if (config.redisUrl === null || overrides.withoutRedis === true) return { storage, redis: null };
+  try {
+    const client = await connectRedis(config.redisUrl, logger);
+    // A client that never connected (or lost its connection) has nothing to say QUIT to.
+    closers.add('redis', () =>
+      client.status === 'ready'
+        ? client.quit().then(
+            () => undefined,
+            () => client.disconnect(),
+          )
+        : client.disconnect(),
+    );
+    await client.connect();
+    return { storage, redis: client };
+  } catch (error) {
+    throw new Error(`Cannot connect to Redis at REDIS_URL`, { cause: error });
+  }
+}
+
+interface Engines {
+  localEngine: NodeLlamaEngine;
+  speechEngines: SpeechEngines;
+  metrics: MetricsModule;
+  models: ModelRegistry;
+}
+
+/** The local model engine, the speech engines, the metrics, and the model registry over them. */
+function openEngines(config: AppConfig, logger: Logger, closers: Closers): Engines {
+  const localEngine = closers.started(
+    'local model engine',
+    new NodeLlamaEngine({
+      gpu: config.models.localGpu,
+      huggingFaceEndpoint: config.models.huggingFaceEndpoint,
+      huggingFaceToken: () => config.secrets.get('HF_TOKEN'),
+      logger,
+    }),
+  );
+  const speechEngines = closers.started('speech engines', SpeechEngines.fromConfig(config));
+  const metrics = closers.started('metrics', createMetricsModule({ config }));
+  const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics.metrics);
+  return { localEngine, speechEngines, metrics, models };
+}
+
+/** Background work that must not run in command-line tools: audio threads warming up, model pulls. */
+function startBackgroundWork(config: AppConfig, engines: Engines, logger: Logger): void {
+  // eSpeak NG loads in each audio thread ahead of the first synthesis, when so configured.
+  if (
+    config.speech.preload &&
+    config.models.definitions.some(
+      (definition) => definition.provider === 'espeak-ng' && definition.type === 'speech',
+    )
+  ) {
+    engines.speechEngines.pool
+      .warmUp()
+      .catch((error: unknown) => logger.warn({ err: error }, 'audio workers failed to start'));
+  }
+  if (config.models.autoPull) {
+    engines.localEngine.startAutoPull(
+      config.models.definitions.filter(
+        (definition): definition is LocalModelDefinition => definition.provider === 'local',
+      ),
+    );
+  }
 }

@@ -18,6 +18,12 @@ export class Closers {
     this.stack.push({ name, close });
   }
 
+  /** Registers `resource`'s own close() under `name`, and hands the resource back. */
+  started<T extends { close(): Promise<void> | void }>(name: string, resource: T): T {
+    this.add(name, () => resource.close());
+    return resource;
+  }
+
   /** The names registered, in the order they will be closed. */
   get pending(): string[] {
     return this.stack.map((closer) => closer.name).reverse();

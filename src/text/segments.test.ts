@@ -26,8 +26,10 @@ describe('windowedSegments', () => {
         count += 1;
       return count;
     };
-    expect(segment(20_000)).toBeGreaterThan(20_000);
-    expect(growthExponent(segment, 5_000)).toBeLessThan(linearExponent);
+    expect(segment(4_000)).toBeGreaterThan(4_000);
+    // 1,000 repeats are 10,000 characters (2.4 windows) and cost ~0.2 s of CPU here: far above the
+    // clock's granularity; CJK word segmentation is slow, and larger sizes only made the test long.
+    expect(growthExponent(segment, 1_000)).toBeLessThan(linearExponent);
   });
 });
 

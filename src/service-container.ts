@@ -1,0 +1,160 @@
+// What the wiring hands the HTTP layer and the tools: the services routes may use, read off the
+// feature modules, and what only the wiring, tools and tests touch.
+import type { Redis } from 'ioredis';
+import type { AccountService } from './modules/accounts/account-service.js';
+import type { ApiKeyService } from './modules/accounts/api-key-service.js';
+import type { Authenticator } from './modules/accounts/authenticator.js';
+import type { LoginThrottle } from './modules/accounts/login-throttle.js';
+import type { RateLimiter } from './modules/accounts/rate-limiter.js';
+import type { SessionService } from './modules/accounts/session-service.js';
+import type { AccountsModule } from './modules/accounts/module.js';
+import type { AgentCatalog } from './modules/agents/agent-catalog.js';
+import type { AgentExecutor } from './modules/agents/agent-executor.js';
+import type { AgentService } from './modules/agents/agent-service.js';
+import type { AgentsModule } from './modules/agents/module.js';
+import type { ChatService } from './modules/chat/chat-service.js';
+import type { ChatModule } from './modules/chat/module.js';
+import type { CompletionsModule } from './modules/completions/module.js';
+import type { ExecutionService } from './modules/pipelines/executions/execution-service.js';
+import type { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
+import type { JobQueue } from './jobs/job-queue.js';
+import type { PlatformMetrics } from './modules/metrics/metrics.js';
+import type { MetricsModule } from './modules/metrics/module.js';
+import type { PipelinesModule } from './modules/pipelines/module.js';
+import type { PipelineRunner } from './modules/pipelines/pipeline-runner.js';
+import type { PipelineService } from './modules/pipelines/pipeline-service.js';
+import type { AppConfig } from './config/config.js';
+import type { ConversationsModule } from './modules/conversations/module.js';
+import type { ConversationService } from './modules/conversations/conversation-service.js';
+import type { FeedbackService } from './modules/conversations/feedback-service.js';
+import type { KnowledgeService } from './modules/knowledge/knowledge-service.js';
+import type { TextPool } from './text-pool/text-pool.js';
+import type { NodeLlamaEngine } from './models/local/local-engine.js';
+import type { ModelRegistry } from './models/model-registry.js';
+import type { SpeechService } from './modules/voice/speech-service.js';
+import type { VoiceSessionService } from './modules/voice/voice-session-service.js';
+import type { CredentialWatch } from './auth/credential-watch.js';
+import type { VoiceModule } from './modules/voice/module.js';
+import type { TemplatesModule } from './modules/templates/module.js';
+import type { TemplateCatalog } from './modules/templates/template-catalog.js';
+import type { Storage } from './storage/database.js';
+import type { RoutingModule } from './modules/routing/module.js';
+import type { LayoutModule } from './modules/layout/module.js';
+import type { UsageModule } from './modules/usage/module.js';
+import type { HealthModule } from './modules/health/module.js';
+import type { RoutingService } from './modules/routing/routing-service.js';
+import type { KnowledgeModule } from './modules/knowledge/module.js';
+
+/** What routes may use: the domain's services, never a repository or a database handle. */
+export interface Services {
+  readonly config: AppConfig;
+  readonly authenticator: Authenticator;
+  readonly rateLimiter: RateLimiter;
+  readonly sessions: SessionService;
+  readonly loginThrottle: LoginThrottle;
+  readonly apiKeys: ApiKeyService;
+  readonly accounts: AccountService;
+  readonly models: ModelRegistry;
+  readonly speech: SpeechService;
+  readonly voiceSessions: VoiceSessionService;
+  /** Ends WebSockets and event streams whose key was revoked or expired (within a second). */
+  readonly credentialWatch: CredentialWatch;
+  readonly templates: TemplateCatalog;
+  readonly conversations: ConversationService;
+  readonly chat: ChatService;
+  readonly feedback: FeedbackService;
+  readonly knowledge: KnowledgeService;
+  /** The text worker threads: layouts, knowledge documents and web pages are parsed there. */
+  readonly text: TextPool;
+  readonly agentCatalog: AgentCatalog;
+  readonly agents: AgentService;
+  readonly agentExecutor: AgentExecutor;
+  /** Execution records of agent and pipeline runs, and their change feed. */
+  readonly executions: ExecutionService;
+  readonly pipelines: PipelineService;
+  readonly pipelineRunner: PipelineRunner;
+  /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()` (metrics). */
+  readonly jobs: JobQueue;
+  readonly routing: RoutingService;
+  /** The feature modules, whose HTTP plugins app.ts registers. */
+  readonly modules: {
+    readonly accounts: AccountsModule;
+    readonly metrics: MetricsModule;
+    readonly routing: RoutingModule;
+    readonly layout: LayoutModule;
+    readonly usage: UsageModule;
+    readonly health: HealthModule;
+    readonly conversations: ConversationsModule;
+    readonly templates: TemplatesModule;
+    readonly knowledge: KnowledgeModule;
+    readonly pipelines: PipelinesModule;
+    readonly agents: AgentsModule;
+    readonly chat: ChatModule;
+    readonly completions: CompletionsModule;
+    readonly voice: VoiceModule;
+  };
+  /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
+  readonly metrics: PlatformMetrics;
+}
+
+/** Everything createServices builds: the services, and what only wiring, tools and tests touch. */
+export interface ServiceContainer extends Services {
+  readonly storage: Storage;
+  readonly redis: Redis | null;
+  readonly localEngine: NodeLlamaEngine;
+  /** This instance's heartbeat; `start()` before serving, so its runs are not taken for orphans. */
+  readonly instances: InstanceRegistry;
+  /** Starts background work that must not run in command-line tools (model downloads). */
+  startBackgroundWork(): void;
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  now?: () => number;
+  /** Namespace for rate-limit counters in Redis (tests isolate themselves with it). */
+  rateLimitPrefix?: string;
+  /** Command-line tools need no shared counters. */
+  withoutRedis?: boolean;
+  /** Redis channel of the executions' change feed (tests isolate themselves with it). */
+  executionChannel?: string;
+  /** BullMQ key prefix of the job queue (tests isolate themselves with it). */
+  jobPrefix?: string;
+}
+
+/** What routes may use, read off the modules. */
+export function servicesOf(
+  config: AppConfig,
+  modules: Services['modules'],
+  shared: { models: ModelRegistry; text: TextPool },
+): Services {
+  const { accounts, conversations, pipelines, agents, voice } = modules;
+  return {
+    config,
+    authenticator: accounts.authenticator,
+    rateLimiter: accounts.rateLimiter,
+    sessions: accounts.sessions,
+    loginThrottle: accounts.loginThrottle,
+    apiKeys: accounts.apiKeys,
+    accounts: accounts.accounts,
+    models: shared.models,
+    speech: voice.speech,
+    voiceSessions: voice.voiceSessions,
+    credentialWatch: accounts.credentialWatch,
+    templates: modules.templates.service,
+    conversations: conversations.service,
+    chat: modules.chat.service,
+    feedback: conversations.feedback,
+    knowledge: modules.knowledge.service,
+    text: shared.text,
+    agentCatalog: agents.catalog,
+    agents: agents.service,
+    agentExecutor: agents.executor,
+    executions: pipelines.executions,
+    pipelines: pipelines.pipelines,
+    pipelineRunner: pipelines.runner,
+    jobs: pipelines.jobs,
+    routing: modules.routing.service,
+    modules,
+    metrics: modules.metrics.metrics,
+  };
+}
