@@ -116,3 +116,21 @@ export async function* untilCredentialsEnd<E>(
     guard.dispose();
   }
 }
+
+/**
+ * Opens a guarded answer's events: a key revoked while the model was being asked is the key's 401,
+ * not an aborted request; once open, the events end as `untilCredentialsEnd` ends them.
+ */
+export async function openGuarded<E>(
+  open: () => Promise<AsyncIterable<E>>,
+  guard: AnswerGuard,
+  errorEvent: (error: AppError) => E,
+): Promise<AsyncGenerator<E>> {
+  let events: AsyncIterable<E>;
+  try {
+    events = await open();
+  } catch (error) {
+    throw guard.ended ?? error;
+  }
+  return untilCredentialsEnd(events, guard, errorEvent);
+}

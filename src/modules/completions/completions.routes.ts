@@ -14,7 +14,7 @@ import {
   logStreamFailure,
   sendEventStream,
   serverSentEvents,
-  untilCredentialsEnd,
+  openGuarded,
 } from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';
 import type { ChatRequest, ChatService, ChatStreamEvent } from '../chat/chat-service.js';
@@ -128,17 +128,11 @@ async function answer(
     signal,
   };
   if (guard !== null) {
-    let events: AsyncGenerator<ChatStreamEvent>;
-    try {
-      events = await chat.openStream(chatRequest);
-    } catch (error) {
-      // Revoked while the model was being asked: the key's 401, not an aborted request.
-      throw guard.ended ?? error;
-    }
-    const guarded = untilCredentialsEnd<ChatStreamEvent>(events, guard, (error) => ({
-      type: 'error',
-      error,
-    }));
+    const guarded = await openGuarded<ChatStreamEvent>(
+      () => chat.openStream(chatRequest),
+      guard,
+      (error) => ({ type: 'error', error }),
+    );
     void sendEventStream(
       reply,
       serverSentEvents(completionChunks(guarded, call.includeUsage, request.log), '[DONE]'),
