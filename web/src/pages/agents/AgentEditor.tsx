@@ -15,6 +15,7 @@ import {
 import { useQuery } from '@tanstack/react-query';
 import type { FormEvent } from 'react';
 import { queries } from '../../api/queries';
+import { ChatModelSelect } from '../../components/ChatModelSelect';
 import { ErrorAlert } from '../../components/common';
 import { SchemaForm, defaultsOf, type JsonSchema } from '../../components/SchemaForm';
 import { useAgentDraft } from './agent-draft';
@@ -80,29 +81,6 @@ function TypeSelect({
   );
 }
 
-/** The chat model the agent answers with; empty means the default model. */
-function ModelSelect({
-  value,
-  onChange,
-}: {
-  value: string | null;
-  onChange: (model: string | null) => void;
-}) {
-  const models = useQuery(queries.models());
-  return (
-    <Select
-      label="Model"
-      placeholder="default model"
-      clearable
-      data={(models.data?.models ?? [])
-        .filter((item) => item.type === 'chat')
-        .map((item) => item.name)}
-      value={value}
-      onChange={onChange}
-    />
-  );
-}
-
 export function AgentEditor({
   agentId,
   onSaved,
@@ -145,7 +123,7 @@ export function AgentEditor({
             onChange={draft.changeType}
           />
           {type && <Text size="sm">{type.description}</Text>}
-          <ModelSelect value={fields.modelId} onChange={(modelId) => change({ modelId })} />
+          <ChatModelSelect value={fields.modelId} onChange={(modelId) => change({ modelId })} />
           <Switch
             label="Public (other accounts may read and run it)"
             checked={fields.isPublic}

@@ -1,15 +1,14 @@
 // Talk to a model: start a voice session, see the live transcript and the answer, hear the spoken
 // answer, and see when the service stopped it because the user spoke over it.
-import { Alert, Badge, Button, Card, Group, Select, Stack, Text, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
+import { Alert, Badge, Button, Card, Group, Stack, Text, Title } from '@mantine/core';
 import { useState } from 'react';
-import { queries, useFeatureEnabled } from '../../api/queries';
+import { useFeatureEnabled } from '../../api/queries';
+import { ChatModelSelect } from '../../components/ChatModelSelect';
 import { ErrorAlert, Page } from '../../components/common';
 import { useVoiceSession } from './useVoiceSession';
 
 export default function VoicePage() {
   const enabled = useFeatureEnabled('voice_chat');
-  const models = useQuery(queries.models());
   const [model, setModel] = useState<string | null>(null);
   const session = useVoiceSession();
   const { state } = session;
@@ -25,17 +24,7 @@ export default function VoicePage() {
       <ErrorAlert error={session.error} />
       <Card withBorder>
         <Group align="flex-end">
-          <Select
-            label="Model"
-            placeholder="default model"
-            clearable
-            data={(models.data?.models ?? [])
-              .filter((item) => item.type === 'chat')
-              .map((item) => item.name)}
-            value={model}
-            onChange={setModel}
-            disabled={state !== 'idle'}
-          />
+          <ChatModelSelect value={model} onChange={setModel} disabled={state !== 'idle'} />
           {state === 'idle' ? (
             <Button onClick={() => void session.start(model)} disabled={enabled !== true}>
               Start talking
