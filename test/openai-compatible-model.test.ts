@@ -36,6 +36,7 @@ function modelAt(baseUrl: string, overrides: Partial<RemoteModelDefinition> = {}
     baseUrl,
     apiKeyEnv: 'LEAN_KEY',
     structuredOutputs: false,
+    capabilities: ['tools', 'vision', 'json_schema'],
     routing: {
       inputCostPerMillion: null,
       outputCostPerMillion: null,

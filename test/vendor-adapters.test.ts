@@ -46,6 +46,7 @@ function definitionFor(
     baseUrl: fake.baseUrl,
     apiKeyEnv: 'VENDOR_API_KEY',
     structuredOutputs: false,
+    capabilities: ['tools', 'vision', 'json_schema'],
     routing: {
       inputCostPerMillion: null,
       outputCostPerMillion: null,

@@ -49,6 +49,10 @@ export interface SpeechSettings {
   readonly languages: readonly string[];
 }
 
+/** What a chat model can take beyond text (see docs/message-model.md, "Capabilities"). */
+export const chatCapabilities = ['tools', 'vision', 'json_schema', 'audio_input', 'reasoning'] as const;
+export type ChatCapability = (typeof chatCapabilities)[number];
+
 interface ModelDefinitionBase {
   /** The value clients pass as `model`. */
   readonly name: string;
@@ -71,6 +75,8 @@ interface ModelDefinitionBase {
   readonly routing: ModelRoutingFacts;
   /** Transcription and speech models only. */
   readonly speech: SpeechSettings | null;
+  /** Chat models: what they take beyond text (provider defaults, or the entry's list). */
+  readonly capabilities: readonly ChatCapability[];
 }
 
 export interface ModelRoutingFacts {

@@ -2,6 +2,7 @@
 // checked against what the model's connection and kind take, every problem reported.
 import path from 'node:path';
 import type {
+  ChatCapability,
   EngineModelDefinition,
   LocalModelDefinition,
   ModelDefinition,
@@ -12,6 +13,7 @@ import type {
 import type { Problems } from './config-kit.js';
 import {
   defaultApiKeyEnv,
+  defaultCapabilities,
   isSpeechEngine,
   sherpaArchitectures,
   typesOfProvider,
@@ -116,7 +118,21 @@ function baseOf(entry: ModelEntry, site: EntrySite): DefinitionBase {
       typicalLatencyMs: entry.typical_latency_ms ?? null,
     },
     speech: speechSettingsOf(entry, site),
+    capabilities: capabilitiesOf(entry),
   };
+}
+
+/**
+ * A chat model's capabilities: the entry's list, else its connection's defaults (an
+ * openai-compatible entry with `structured_outputs: true` adds json_schema).
+ */
+function capabilitiesOf(entry: ModelEntry): readonly ChatCapability[] {
+  if ((entry.type ?? 'chat') !== 'chat') return [];
+  if (entry.capabilities !== undefined) return entry.capabilities;
+  const defaults = defaultCapabilities[entry.provider];
+  return entry.provider === 'openai-compatible' && entry.structured_outputs === true
+    ? [...defaults, 'json_schema']
+    : defaults;
 }
 
 function localDefinition(

@@ -2,7 +2,9 @@
 // connections a model can be reached through and what each serves.
 import Type, { type Static } from 'typebox';
 import {
+  chatCapabilities,
   modelTypes,
+  type ChatCapability,
   type ModelProvider,
   type ModelType,
   type SpeechEngineProvider,
@@ -26,6 +28,25 @@ export const modelProviders = [
   'sherpa-onnx',
   'pocketsphinx',
 ] as const satisfies readonly ModelProvider[];
+
+/**
+ * What each connection's chat models take beyond text when the entry names no `capabilities`:
+ * what the hosted APIs' current models all do; an OpenAI-compatible server's models call tools
+ * (vLLM, llama.cpp, Ollama and LM Studio all relay them) but vision and JSON schemas depend on the
+ * model and server, so they are named in the entry; a local model's JSON schema is a grammar, and
+ * its tool calls node-llama-cpp's function calling.
+ */
+export const defaultCapabilities: Readonly<Record<ModelProvider, readonly ChatCapability[]>> = {
+  openai: ['tools', 'vision', 'json_schema'],
+  anthropic: ['tools', 'vision', 'json_schema'],
+  google: ['tools', 'vision', 'json_schema', 'audio_input'],
+  'openai-compatible': ['tools'],
+  local: ['tools', 'json_schema'],
+  deepgram: [],
+  'espeak-ng': [],
+  'sherpa-onnx': [],
+  pocketsphinx: [],
+};
 
 /** Which kinds of model each connection can serve. */
 export const typesOfProvider: Record<ModelProvider, readonly ModelType[]> = {
@@ -127,6 +148,10 @@ export const ModelEntrySchema = Closed({
   typical_latency_ms: OptionalInteger(0, 600_000),
   /** openai-compatible: the server accepts `response_format: json_schema` (else JSON mode). */
   structured_outputs: Type.Optional(Type.Boolean()),
+  /** Chat models: what the model takes beyond text, replacing the provider's defaults. */
+  capabilities: Type.Optional(
+    Type.Array(Type.Enum(chatCapabilities), { maxItems: chatCapabilities.length, uniqueItems: true }),
+  ),
   // Local models only.
   ...modelFileFields,
   threads: OptionalInteger(1, 256),

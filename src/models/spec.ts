@@ -3,16 +3,117 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { AppError } from '../errors/app-error.js';
 
-export interface ChatTurn {
-  readonly role: 'system' | 'user' | 'assistant';
-  readonly content: string;
+// The message model is OpenAI's Chat Completions shape (../shared/reference), typed: content parts,
+// assistant tool calls, tool results, and the request's parameters under their OpenAI names. The
+// text of a turn stays in `content` (a string) for everything that reads text only (templates,
+// history trimming, agents, the voice paths); `parts` holds the content when it had anything
+// else (an image, audio, a file). See docs/message-model.md.
+
+/** A content part of a user (or system) message, as OpenAI's clients send it. */
+export type ContentPart =
+  | { readonly type: 'text'; readonly text: string }
+  | {
+      readonly type: 'image_url';
+      readonly image_url: { readonly url: string; readonly detail?: 'auto' | 'low' | 'high' };
+    }
+  | {
+      readonly type: 'input_audio';
+      readonly input_audio: { readonly data: string; readonly format: string };
+    }
+  | {
+      readonly type: 'file';
+      readonly file: {
+        readonly file_data?: string;
+        readonly file_id?: string;
+        readonly filename?: string;
+      };
+    };
+
+/** A function call the model asked for; `arguments` is the JSON text as the model wrote it. */
+export interface ToolCall {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string };
 }
 
-export type FinishReason = 'stop' | 'length' | 'content_filter' | 'other';
+export interface ChatTurn {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  /** The text: the string content, or the text parts joined ('' for a pure tool call). */
+  readonly content: string;
+  /** The content as parts, when it holds any part that is not text. */
+  readonly parts?: readonly ContentPart[] | undefined;
+  /** An assistant turn's function calls. */
+  readonly toolCalls?: readonly ToolCall[] | undefined;
+  /** A tool turn: the call it answers. */
+  readonly toolCallId?: string | undefined;
+  /** OpenAI's optional participant name. */
+  readonly name?: string | undefined;
+}
+
+/** A function the model may call: OpenAI's `tools[]` entry. */
+export interface FunctionTool {
+  readonly type: 'function';
+  readonly function: {
+    readonly name: string;
+    readonly description?: string | undefined;
+    readonly parameters?: Readonly<Record<string, unknown>> | undefined;
+    readonly strict?: boolean | null | undefined;
+  };
+}
+
+export type ToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { readonly type: 'function'; readonly function: { readonly name: string } };
+
+export type ResponseFormat =
+  | { readonly type: 'text' }
+  | { readonly type: 'json_object' }
+  | {
+      readonly type: 'json_schema';
+      readonly json_schema: {
+        readonly name: string;
+        readonly description?: string | undefined;
+        readonly schema?: Readonly<Record<string, unknown>> | undefined;
+        readonly strict?: boolean | null | undefined;
+      };
+    };
+
+/**
+ * The request parameters beyond messages, model, max_tokens and stream, under OpenAI's names.
+ * OpenAI-compatible upstreams receive them unchanged — including fields the platform does not
+ * know, kept under their own names — so a new OpenAI parameter works without a release. Other
+ * providers translate the ones they honour and refuse (400, naming it) the ones they cannot.
+ */
+export interface ChatParams {
+  readonly tools?: readonly FunctionTool[] | undefined;
+  readonly tool_choice?: ToolChoice | undefined;
+  readonly parallel_tool_calls?: boolean | undefined;
+  readonly response_format?: ResponseFormat | undefined;
+  readonly stop?: string | readonly string[] | undefined;
+  readonly top_p?: number | undefined;
+  readonly seed?: number | undefined;
+  readonly presence_penalty?: number | undefined;
+  readonly frequency_penalty?: number | undefined;
+  readonly logit_bias?: Readonly<Record<string, number>> | undefined;
+  readonly logprobs?: boolean | undefined;
+  readonly top_logprobs?: number | undefined;
+  readonly reasoning_effort?: string | undefined;
+  readonly user?: string | undefined;
+  readonly metadata?: Readonly<Record<string, string>> | undefined;
+  readonly [unknownField: string]: unknown;
+}
+
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls' | 'other';
 
 export interface TokenUsage {
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Prompt tokens served from the provider's cache, where it reports them. */
+  readonly cachedTokens?: number | undefined;
+  /** Completion tokens spent on hidden reasoning, where the provider reports them. */
+  readonly reasoningTokens?: number | undefined;
 }
 
 export interface GenerationRequest {
@@ -28,21 +129,51 @@ export interface GenerationRequest {
    * constrains a local model's sampling. Callers still validate what comes back.
    */
   readonly responseSchema?: JSONSchema7 | undefined;
+  /** OpenAI's other request parameters (tools, response_format, stop, top_p, …). */
+  readonly params?: ChatParams | undefined;
 }
 
 export interface GenerationResult {
   readonly text: string;
   readonly finishReason: FinishReason;
   readonly usage: TokenUsage;
+  /** The function calls the model asked for (finish reason `tool_calls`). */
+  readonly toolCalls?: readonly ToolCall[] | undefined;
+  /** The model's refusal, when it refused (OpenAI's `message.refusal`). */
+  readonly refusal?: string | undefined;
+  /** The choice's `logprobs` object as the provider sent it, when asked for. */
+  readonly logprobs?: unknown;
+  /** The provider's `system_fingerprint`, relayed. */
+  readonly systemFingerprint?: string | undefined;
 }
 
+/**
+ * A streamed piece. Tool calls arrive as deltas as OpenAI streams them: the first of a call
+ * carries its `index`, `id` and `name`; later ones append to its `arguments`.
+ */
 export type StreamPart =
-  | { readonly type: 'text'; readonly text: string }
-  | { readonly type: 'finish'; readonly finishReason: FinishReason; readonly usage: TokenUsage };
+  | { readonly type: 'text'; readonly text: string; readonly logprobs?: unknown }
+  | { readonly type: 'refusal'; readonly text: string }
+  | {
+      readonly type: 'tool-call';
+      readonly index: number;
+      readonly id?: string | undefined;
+      readonly name?: string | undefined;
+      readonly arguments: string;
+    }
+  | {
+      readonly type: 'finish';
+      readonly finishReason: FinishReason;
+      readonly usage: TokenUsage;
+      readonly systemFingerprint?: string | undefined;
+    };
 
 export interface ChatModel {
   generate(request: GenerationRequest): Promise<GenerationResult>;
-  /** Yields text parts, then exactly one finish part; throws an UpstreamError on failure. */
+  /**
+   * Yields text, refusal and tool-call parts, then exactly one finish part; throws an
+   * UpstreamError on failure.
+   */
   stream(request: GenerationRequest): AsyncIterable<StreamPart>;
   /** Tokens the messages take in this model's context (its own tokenizer where it has one). */
   countTokens(messages: readonly ChatTurn[]): Promise<number>;

@@ -59,6 +59,9 @@ function historyOf(messages: readonly ChatTurn[]): { history: ChatHistoryItem[];
       case 'user':
         return { type: 'user', text: message.content };
       case 'assistant':
+      case 'tool':
+        // Tool turns are refused before a local model is asked (capability checks); a tool
+        // result that reaches here reads as the model's own context.
         return { type: 'model', response: [message.content] };
     }
   });
@@ -111,7 +114,9 @@ export class LocalChatModel implements ChatModel {
     let result: GenerationResult | undefined;
     for await (const part of this.run(request)) {
       if (part.type === 'text') text += part.text;
-      else result = { text, finishReason: part.finishReason, usage: part.usage };
+      else if (part.type === 'finish') {
+        result = { text, finishReason: part.finishReason, usage: part.usage };
+      }
     }
     if (result === undefined) throw new Error('local generation ended without a result');
     return result;

@@ -211,7 +211,10 @@ function toPrompt(messages: readonly ChatTurn[]): LanguageModelV3Prompt {
   return messages.map((message) =>
     message.role === 'system'
       ? { role: 'system', content: message.content }
-      : { role: message.role, content: [{ type: 'text', text: message.content }] },
+      : {
+          role: message.role === 'tool' ? 'user' : message.role,
+          content: [{ type: 'text', text: message.content }],
+        },
   );
 }
 

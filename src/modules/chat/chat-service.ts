@@ -11,11 +11,14 @@ import {
   RequestAbortedError,
   UpstreamError,
   type ChatModel,
+  type ChatParams,
   type ChatTurn,
   type FinishReason,
   type StreamPart,
   type TokenUsage,
+  type ToolCall,
 } from '../../models/spec.js';
+import { ToolCallCollector } from './tool-call-collector.js';
 import type { Conversation, NewMessage } from '../conversations/conversation.js';
 
 /** How many stored messages are read as the context of a turn (then trimmed by tokens). */
@@ -35,6 +38,8 @@ export interface ChatRequest {
   maxTokens: number | undefined;
   /** The request field that carried `max_tokens`, for error messages. */
   maxTokensParam?: string;
+  /** OpenAI's other parameters (tools, response_format, stop, …), passed to the model. */
+  params?: ChatParams | undefined;
   signal: AbortSignal;
 }
 
@@ -47,11 +52,32 @@ export interface ChatOutcome {
   conversationId: string | null;
   messageId: string;
   latencyMs: number;
+  /** The function calls the model asked for (finish reason `tool_calls`). */
+  toolCalls?: readonly ToolCall[] | undefined;
+  refusal?: string | undefined;
+  logprobs?: unknown;
+  systemFingerprint?: string | undefined;
+}
+
+/** What an answer holds, as stored and reported. */
+interface Answer {
+  text: string;
+  finishReason: FinishReason;
+  usage: TokenUsage;
+  toolCalls?: readonly ToolCall[] | undefined;
 }
 
 export type ChatStreamEvent =
   | { type: 'start'; conversationId: string | null; messageId: string; model: ModelDefinition }
-  | { type: 'delta'; text: string }
+  | { type: 'delta'; text: string; logprobs?: unknown }
+  | { type: 'refusal'; text: string }
+  | {
+      type: 'tool-call';
+      index: number;
+      id?: string | undefined;
+      name?: string | undefined;
+      arguments: string;
+    }
   | { type: 'end'; outcome: ChatOutcome }
   | { type: 'error'; error: AppError };
 
@@ -91,6 +117,7 @@ export class ChatService {
           ...context,
           signal: request.signal,
           fairnessKey: request.accountId,
+          params: request.params,
         });
       },
     );
@@ -98,6 +125,7 @@ export class ChatService {
       text: result.text,
       finishReason: result.finishReason,
       usage: result.usage,
+      toolCalls: result.toolCalls,
     });
     return {
       ...result,
@@ -131,6 +159,7 @@ export class ChatService {
       ...context,
       signal: prepared.request.signal,
       fairnessKey: prepared.request.accountId,
+      params: prepared.request.params,
     });
   }
 
@@ -147,17 +176,29 @@ export class ChatService {
       model: definition,
     };
     let text = '';
+    let refusal: string | undefined;
+    const toolCalls = new ToolCallCollector();
     let part: StreamPart | undefined = first;
     try {
       while (part !== undefined) {
         if (part.type === 'text') {
           text += part.text;
-          yield { type: 'delta', text: part.text };
+          yield part.logprobs === undefined
+            ? { type: 'delta', text: part.text }
+            : { type: 'delta', text: part.text, logprobs: part.logprobs };
+        } else if (part.type === 'tool-call') {
+          toolCalls.add(part);
+          yield part;
+        } else if (part.type === 'refusal') {
+          refusal = (refusal ?? '') + part.text;
+          yield part;
         } else {
+          const calls = toolCalls.calls();
           const conversationId = await this.persist(prepared, definition, {
             text,
             finishReason: part.finishReason,
             usage: part.usage,
+            toolCalls: calls,
           });
           yield {
             type: 'end',
@@ -169,6 +210,9 @@ export class ChatService {
               conversationId,
               messageId: prepared.messageId,
               latencyMs: this.now() - prepared.startedAt,
+              toolCalls: calls,
+              refusal,
+              systemFingerprint: part.systemFingerprint,
             },
           };
           return;
@@ -205,10 +249,10 @@ export class ChatService {
       else incoming.push(message);
     }
     const last = incoming[incoming.length - 1];
-    if (last === undefined || last.role !== 'user') {
+    if (last === undefined || (last.role !== 'user' && last.role !== 'tool')) {
       throw new InvalidParameterError(
         `messages[${request.messages.length - 1}].role`,
-        "The last message must be the user's (role 'user'); earlier 'assistant' messages are taken as history.",
+        "The last message must be the user's (role 'user') or a tool result (role 'tool'); earlier 'assistant' messages are taken as history.",
       );
     }
 
@@ -304,8 +348,11 @@ export class ChatService {
       used += cost;
       kept.unshift(turn);
     }
-    // A context opening on an assistant turn reads as if the model spoke first; drop it.
-    while (kept.length > 1 && kept[0]!.role === 'assistant') kept.shift();
+    // A context opening on an assistant turn reads as if the model spoke first, and a tool result
+    // without the call it answers is refused by providers: drop them.
+    while (kept.length > 1 && (kept[0]!.role === 'assistant' || kept[0]!.role === 'tool')) {
+      kept.shift();
+    }
     return { messages: [...system, ...kept], maxTokens, temperature: prepared.request.temperature };
   }
 
@@ -313,14 +360,15 @@ export class ChatService {
   private async persist(
     prepared: PreparedChat,
     definition: ModelDefinition,
-    answer: { text: string; finishReason: FinishReason; usage: TokenUsage },
+    answer: Answer,
   ): Promise<string | null> {
     const { conversation } = prepared;
     if (conversation === null) return null;
     const requestTime = new Date(prepared.startedAt).toISOString();
     const messages: NewMessage[] = prepared.incoming.map((turn) => ({
+      // TODO(issue 20, persistence): tool turns and parts are stored by migration 013.
       id: newId('msg'),
-      role: turn.role,
+      role: turn.role === 'tool' ? 'user' : turn.role,
       content: turn.content,
       model: null,
       promptTokens: null,

@@ -44,7 +44,9 @@ export interface CompletionCall {
 }
 
 /** OpenAI's finish reasons: a reason it lacks is reported as a normal stop. */
-export function openAiFinishReason(reason: FinishReason): 'stop' | 'length' | 'content_filter' {
+export function openAiFinishReason(
+  reason: FinishReason,
+): 'stop' | 'length' | 'content_filter' | 'tool_calls' {
   return reason === 'other' ? 'stop' : reason;
 }
 
@@ -193,6 +195,8 @@ export function chunksOf(
       return { chunks: endChunks(stream, event.outcome), last: false };
     case 'error':
       return { chunks: [event.error.toBody()], last: true };
+    default:
+      return { chunks: [], last: false };
   }
 }
 

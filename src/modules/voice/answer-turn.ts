@@ -96,9 +96,10 @@ export class AnswerTurn {
           this.speaker.push(event.text);
         } else if (event.type === 'end') {
           return await this.end(event.outcome);
-        } else {
+        } else if (event.type === 'error') {
           this.host.fail(this.id, event.error);
         }
+        // Voice turns are text only: no tools are offered, so no tool calls or refusals come.
       }
     } catch (error) {
       if (!signal.aborted) this.host.fail(this.id, error);
