@@ -3,7 +3,8 @@
 // tokenizers are not public — used only to trim history to the context window, never to bill.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { ChatTurn } from './spec.js';
+import { imageTokens } from './image-tokens.js';
+import type { ChatParams, ChatTurn } from './spec.js';
 import { countTokensGently } from './token-budget.js';
 
 /** OpenAI's accounting: every message costs its tokens plus 3; the reply is primed with 3. */
@@ -78,10 +79,27 @@ export class BpeTokenCounter {
     return count;
   }
 
-  async countMessages(messages: readonly ChatTurn[]): Promise<number> {
+  /**
+   * The messages' tokens: text, tool calls (name and arguments), tool results, images (as OpenAI
+   * counts them, ./image-tokens.ts) and audio (its base64 text: a bound, not OpenAI's count); with
+   * `params`, the tool definitions too (their JSON text).
+   */
+  async countMessages(messages: readonly ChatTurn[], params?: ChatParams): Promise<number> {
     let total = replyPriming;
     for (const message of messages) {
       total += perMessageOverhead + (await this.countText(message.content));
+      for (const call of message.toolCalls ?? []) {
+        total += perMessageOverhead + (await this.countText(call.function.name));
+        total += await this.countText(call.function.arguments);
+      }
+      for (const part of message.parts ?? []) {
+        if (part.type === 'image_url')
+          total += imageTokens(part.image_url.url, part.image_url.detail);
+        else if (part.type === 'input_audio') total += Math.ceil(part.input_audio.data.length / 4);
+      }
+    }
+    if (params?.tools !== undefined && params.tools.length > 0) {
+      total += await this.countText(JSON.stringify(params.tools));
     }
     return total;
   }

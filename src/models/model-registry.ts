@@ -208,8 +208,15 @@ export class ModelRegistry {
   async withFallbacks<T>(
     name: string,
     call: (model: ChatModel, definition: ModelDefinition) => Promise<T>,
+    /** Fallbacks that cannot serve the request (a capability it needs) are skipped. */
+    canServe: (definition: ModelDefinition) => boolean = () => true,
   ): Promise<{ result: T; definition: ModelDefinition }> {
-    const candidates = [name, ...this.definitionOf(name).fallbacks];
+    const candidates = [
+      name,
+      ...this.definitionOf(name).fallbacks.filter((fallback) =>
+        canServe(this.definitionOf(fallback)),
+      ),
+    ];
     let firstFailure: unknown;
     for (const candidate of candidates) {
       try {
@@ -235,18 +242,23 @@ export class ModelRegistry {
   openStream(
     name: string,
     open: (model: ChatModel, definition: ModelDefinition) => AsyncIterable<StreamPart>,
+    canServe: (definition: ModelDefinition) => boolean = () => true,
   ): Promise<OpenedStream> {
-    return this.withFallbacks(name, async (model, definition) => {
-      const iterator = open(model, definition)[Symbol.asyncIterator]();
-      const first = await iterator.next();
-      if (first.done === true) {
-        throw new UpstreamError(
-          'upstream_error',
-          `Model '${name}' ended its answer without a finish.`,
-        );
-      }
-      return { first: first.value, rest: iterator };
-    }).then(({ result, definition }) => ({ ...result, definition }));
+    return this.withFallbacks(
+      name,
+      async (model, definition) => {
+        const iterator = open(model, definition)[Symbol.asyncIterator]();
+        const first = await iterator.next();
+        if (first.done === true) {
+          throw new UpstreamError(
+            'upstream_error',
+            `Model '${name}' ended its answer without a finish.`,
+          );
+        }
+        return { first: first.value, rest: iterator };
+      },
+      canServe,
+    ).then(({ result, definition }) => ({ ...result, definition }));
   }
 
   private statusOf(definition: ModelDefinition): ModelStatus {

@@ -19,6 +19,12 @@ import {
   type ToolCall,
 } from '../../models/spec.js';
 import { ToolCallCollector } from './tool-call-collector.js';
+import {
+  canServe,
+  capabilityNeeds,
+  requireCapabilities,
+  type CapabilityNeed,
+} from '../../models/capabilities.js';
 import type { Conversation, NewMessage } from '../conversations/conversation.js';
 
 /** How many stored messages are read as the context of a turn (then trimmed by tokens). */
@@ -92,6 +98,8 @@ interface PreparedChat {
   incoming: ChatTurn[];
   messageId: string;
   startedAt: number;
+  /** What the request needs of its model beyond text (fallbacks lacking it are skipped). */
+  needs: CapabilityNeed[];
 }
 
 export interface ChatServiceOptions {
@@ -120,6 +128,7 @@ export class ChatService {
           params: request.params,
         });
       },
+      (candidate) => canServe(candidate, prepared.needs),
     );
     const conversationId = await this.persist(prepared, definition, {
       text: result.text,
@@ -143,8 +152,10 @@ export class ChatService {
    */
   async openStream(request: ChatRequest): Promise<AsyncGenerator<ChatStreamEvent>> {
     const prepared = await this.prepare(request);
-    const opened = await this.options.models.openStream(prepared.modelName, (model, definition) =>
-      this.streamFrom(prepared, model, definition),
+    const opened = await this.options.models.openStream(
+      prepared.modelName,
+      (model, definition) => this.streamFrom(prepared, model, definition),
+      (candidate) => canServe(candidate, prepared.needs),
     );
     return this.relay(prepared, opened.definition, opened.first, opened.rest);
   }
@@ -275,6 +286,8 @@ export class ChatService {
       request.model ?? conversation?.model ?? undefined,
     );
     const definition = this.options.models.definitionOf(modelName);
+    const needs = capabilityNeeds(request.messages, request.params);
+    requireCapabilities(definition, needs);
     if (request.maxTokens !== undefined && request.maxTokens > definition.maxTokens) {
       throw new InvalidParameterError(
         request.maxTokensParam ?? 'max_tokens',
@@ -305,6 +318,7 @@ export class ChatService {
       incoming,
       messageId: newId('msg'),
       startedAt: this.now(),
+      needs,
     };
   }
 

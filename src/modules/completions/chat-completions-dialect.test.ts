@@ -1,5 +1,6 @@
 // The Chat Completions dialect's translation, directly: a request body into the chat turn
-// (developer as system, text parts joined, tools and unknown roles refused, which limit counts),
+// (developer as system, text parts joined, content parts and tool turns kept, parameters passed
+// on, unknown roles refused, which limit counts),
 // and an outcome or stream events into chat.completion and chat.completion.chunk bodies.
 import { describe, expect, it } from 'vitest';
 import type { ModelDefinition } from '../../config/config.js';
@@ -58,7 +59,13 @@ describe('a Chat Completions request', () => {
       turnsOf({
         messages: [
           { role: 'developer', content: 'Be brief.' },
-          { role: 'user', content: [{ text: 'Hel' }, { text: 'lo' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Hel' },
+              { type: 'text', text: 'lo' },
+            ],
+          },
           { role: 'assistant', content: null },
           { role: 'user', content: 'Again?' },
         ],
@@ -76,7 +83,7 @@ describe('a Chat Completions request', () => {
       turnsOf({
         messages: [
           { role: 'user', content: 'Hi' },
-          { role: 'tool', content: '42' },
+          { role: 'function', content: '42' },
         ],
       }),
     );
@@ -84,12 +91,64 @@ describe('a Chat Completions request', () => {
     expect(error.param).toBe('messages[1].role');
   });
 
-  it('refuses tools, and ignores an empty list of them', () => {
-    const messages = [{ role: 'user', content: 'Hi' }];
-    const error = thrown(() => turnsOf({ messages, tools: [{ type: 'function' }] } as never));
-    expect(error.code).toBe('invalid_parameter');
-    expect(error.param).toBe('tools');
-    expect(turnsOf({ messages, tools: [] } as never)).toEqual([{ role: 'user', content: 'Hi' }]);
+  it('keeps tool calls, tool results and content parts beyond text', () => {
+    const call = {
+      id: 'call_1',
+      type: 'function' as const,
+      function: { name: 'f', arguments: '{}' },
+    };
+    const image = { type: 'image_url' as const, image_url: { url: 'https://example.com/a.png' } };
+    expect(
+      turnsOf({
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'What is this?' }, image] },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: 'call_1', content: '{"ok":true}' },
+        ],
+      }),
+    ).toEqual([
+      {
+        role: 'user',
+        content: 'What is this?',
+        parts: [{ type: 'text', text: 'What is this?' }, image],
+      },
+      { role: 'assistant', content: '', toolCalls: [call] },
+      { role: 'tool', content: '{"ok":true}', toolCallId: 'call_1' },
+    ]);
+  });
+
+  it('refuses a tool message without the id of its call, and an image in a system message', () => {
+    expect(thrown(() => turnsOf({ messages: [{ role: 'tool', content: '42' }] })).param).toBe(
+      'messages[0].tool_call_id',
+    );
+    expect(
+      thrown(() =>
+        turnsOf({
+          messages: [
+            { role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://a/b' } }] },
+          ],
+        }),
+      ).param,
+    ).toBe('messages[0].content[0].type');
+  });
+
+  it('passes every other field on as a parameter, unknown ones included, nulls and its own left out', () => {
+    const call = completionCallOf({
+      model: 'm',
+      messages: [{ role: 'user', content: 'Hi' }],
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      top_p: 0.5,
+      stop: ['x'],
+      seed: null,
+      user_id: 'u',
+      some_future_field: { a: [1] },
+    });
+    expect(call.params).toEqual({
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      top_p: 0.5,
+      stop: ['x'],
+      some_future_field: { a: [1] },
+    });
   });
 
   it('is stateless without the extensions, with OpenAI nulls read as absent', () => {
@@ -103,6 +162,7 @@ describe('a Chat Completions request', () => {
       }),
     ).toEqual({
       messages: [{ role: 'user', content: 'Hi' }],
+      params: {},
       persist: false,
       userId: null,
       conversationId: null,

@@ -3,31 +3,21 @@
 // bodies. Plain functions over plain values; the HTTP side (routing, streaming, the reply) is
 // completions.routes.ts.
 import { InvalidParameterError } from '../../errors/app-error.js';
-import type { ChatTurn, FinishReason } from '../../models/spec.js';
+import type { ChatParams, ChatTurn, ContentPart, FinishReason } from '../../models/spec.js';
 import type { ChatOutcome, ChatStreamEvent } from '../chat/chat-service.js';
+import type { CompletionRequest } from './completions.schemas.js';
 
-/** A message as OpenAI's clients send it: text, text parts, or nothing. */
-export interface CompletionMessage {
-  readonly role: string;
-  readonly content: string | readonly { readonly text: string }[] | null;
-}
+/** A Chat Completions request as validated by its schema (unknown fields kept). */
+export type CompletionRequestBody = CompletionRequest & Readonly<Record<string, unknown>>;
 
-/** The fields of a Chat Completions request the service reads (others are ignored). */
-export interface CompletionRequestBody {
-  readonly model?: string;
-  readonly messages: readonly CompletionMessage[];
-  readonly stream?: boolean | null;
-  readonly stream_options?: { readonly include_usage?: boolean } | null;
-  readonly temperature?: number | null;
-  readonly max_tokens?: number | null;
-  readonly max_completion_tokens?: number | null;
-  readonly user_id?: string;
-  readonly conversation_id?: string;
-}
+type RequestMessage = CompletionRequestBody['messages'][number];
+type RequestPart = Exclude<RequestMessage['content'], string | null | undefined>[number];
 
 /** The chat turn a request asks for, before routing picks its model. */
 export interface CompletionCall {
   readonly messages: ChatTurn[];
+  /** OpenAI's other parameters, passed on (unknown ones included; see `paramsOf`). */
+  readonly params: ChatParams;
   /** Stored in a conversation (the extensions `user_id` or `conversation_id`), or stateless. */
   readonly persist: boolean;
   readonly userId: string | null;
@@ -50,26 +40,113 @@ export function openAiFinishReason(
   return reason === 'other' ? 'stop' : reason;
 }
 
-/** The turns of a request: `developer` reads as `system`, text parts are joined; tools refused. */
-export function turnsOf(body: CompletionRequestBody): ChatTurn[] {
-  const { tools } = body as { tools?: unknown };
-  if (Array.isArray(tools) && tools.length > 0) {
-    throw new InvalidParameterError('tools', 'Tool calling is not supported by this service yet.');
-  }
-  return body.messages.map((message, index) => {
-    const role = message.role === 'developer' ? 'system' : message.role;
-    if (role !== 'system' && role !== 'user' && role !== 'assistant') {
+/**
+ * The request fields the service itself reads or adds (the model is the catalog's name, the
+ * limits and stream are set per upstream call, `n` is always 1, and the extensions are the
+ * service's own). Every other field is a parameter for the model.
+ */
+const serviceFields = new Set([
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'temperature',
+  'max_tokens',
+  'max_completion_tokens',
+  'n',
+  'user_id',
+  'conversation_id',
+]);
+
+/**
+ * The parameters for the model: every field but the service's own, unknown ones included, and
+ * none that is null (OpenAI's "default"). Built with Object.fromEntries, which defines own
+ * properties: a client's field name never reaches a prototype.
+ */
+export function paramsOf(body: CompletionRequestBody): ChatParams {
+  return Object.fromEntries(
+    Object.entries(body).filter(
+      ([field, value]) => !serviceFields.has(field) && value !== null && value !== undefined,
+    ),
+  ) as ChatParams;
+}
+
+/** The text of a content part list, and the list itself when it holds more than text. */
+function contentOf(
+  content: RequestMessage['content'],
+  index: number,
+  allowed: ReadonlySet<RequestPart['type']>,
+): { text: string; parts: ContentPart[] | undefined } {
+  if (content === null || content === undefined) return { text: '', parts: undefined };
+  if (typeof content === 'string') return { text: content, parts: undefined };
+  let text = '';
+  let rich = false;
+  content.forEach((part, partIndex) => {
+    if (!allowed.has(part.type)) {
       throw new InvalidParameterError(
-        `messages[${index}].role`,
-        `Role '${message.role}' is not supported; use system, developer, user or assistant.`,
+        `messages[${index}].content[${partIndex}].type`,
+        `A '${part.type}' part is not allowed in this message's role.`,
       );
     }
-    const content =
-      typeof message.content === 'string'
-        ? message.content
-        : (message.content ?? []).map((part) => part.text).join('');
-    return { role, content };
+    if (part.type === 'text') text += part.text;
+    else if (part.type === 'refusal') text += part.refusal;
+    else rich = true;
   });
+  const parts = rich
+    ? (content.filter((part) => part.type !== 'refusal') as ContentPart[])
+    : undefined;
+  return { text, parts };
+}
+
+const userParts = new Set<RequestPart['type']>(['text', 'image_url', 'input_audio', 'file']);
+const textParts = new Set<RequestPart['type']>(['text']);
+const assistantParts = new Set<RequestPart['type']>(['text', 'refusal']);
+
+function turnOf(message: RequestMessage, index: number): ChatTurn {
+  const name = message.name === undefined ? {} : { name: message.name };
+  switch (message.role) {
+    case 'system':
+    case 'developer':
+      return {
+        role: 'system',
+        content: contentOf(message.content, index, textParts).text,
+        ...name,
+      };
+    case 'user': {
+      const { text, parts } = contentOf(message.content, index, userParts);
+      return { role: 'user', content: text, ...(parts === undefined ? {} : { parts }), ...name };
+    }
+    case 'assistant': {
+      const { text } = contentOf(message.content, index, assistantParts);
+      const toolCalls =
+        message.tool_calls === undefined || message.tool_calls.length === 0
+          ? {}
+          : { toolCalls: message.tool_calls };
+      return { role: 'assistant', content: text, ...toolCalls, ...name };
+    }
+    case 'tool':
+      if (message.tool_call_id === undefined) {
+        throw new InvalidParameterError(
+          `messages[${index}].tool_call_id`,
+          "A 'tool' message needs 'tool_call_id': the id of the call it answers.",
+        );
+      }
+      return {
+        role: 'tool',
+        content: contentOf(message.content, index, textParts).text,
+        toolCallId: message.tool_call_id,
+      };
+    default:
+      throw new InvalidParameterError(
+        `messages[${index}].role`,
+        `Role '${message.role}' is not supported; use system, developer, user, assistant or tool.`,
+      );
+  }
+}
+
+/** The turns of a request: `developer` reads as `system`; content parts kept where not text. */
+export function turnsOf(body: Pick<CompletionRequestBody, 'messages'>): ChatTurn[] {
+  return body.messages.map(turnOf);
 }
 
 /** The chat turn a request asks for (its turns checked as `turnsOf` does). */
@@ -79,6 +156,7 @@ export function completionCallOf(body: CompletionRequestBody): CompletionCall {
     body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
   return {
     messages: turnsOf(body),
+    params: paramsOf(body),
     persist,
     userId: body.user_id ?? null,
     conversationId: body.conversation_id ?? null,
@@ -97,10 +175,17 @@ export function completionId(messageId: string): string {
 }
 
 export function usageJson(outcome: Pick<ChatOutcome, 'usage'>) {
+  const { usage } = outcome;
   return {
-    prompt_tokens: outcome.usage.promptTokens,
-    completion_tokens: outcome.usage.completionTokens,
-    total_tokens: outcome.usage.promptTokens + outcome.usage.completionTokens,
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+    ...(usage.reasoningTokens === undefined
+      ? {}
+      : { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
   };
 }
 
@@ -111,6 +196,7 @@ function storedIds(conversationId: string | null, messageId: string) {
 
 /** A whole answer as a chat.completion; `created` in Unix seconds. */
 export function completionBody(outcome: ChatOutcome, created: number) {
+  const toolCalls = outcome.toolCalls ?? [];
   return {
     id: completionId(outcome.messageId),
     object: 'chat.completion' as const,
@@ -119,12 +205,21 @@ export function completionBody(outcome: ChatOutcome, created: number) {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant' as const, content: outcome.text, refusal: null },
-        logprobs: null,
+        message: {
+          role: 'assistant' as const,
+          // OpenAI's answer to a pure tool call has no content.
+          content: toolCalls.length > 0 && outcome.text === '' ? null : outcome.text,
+          refusal: outcome.refusal ?? null,
+          ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls }),
+        },
+        logprobs: outcome.logprobs ?? null,
         finish_reason: openAiFinishReason(outcome.finishReason),
       },
     ],
     usage: usageJson(outcome),
+    ...(outcome.systemFingerprint === undefined
+      ? {}
+      : { system_fingerprint: outcome.systemFingerprint }),
     ...storedIds(outcome.conversationId, outcome.messageId),
   };
 }
@@ -186,29 +281,71 @@ export function chunksOf(
       return {
         chunks: [
           chunk(stream, [
-            { index: 0, delta: { content: event.text }, logprobs: null, finish_reason: null },
+            {
+              index: 0,
+              delta: { content: event.text },
+              logprobs: event.logprobs ?? null,
+              finish_reason: null,
+            },
           ]),
         ],
         last: false,
       };
+    case 'refusal':
+      return {
+        chunks: [
+          chunk(stream, [
+            { index: 0, delta: { refusal: event.text }, logprobs: null, finish_reason: null },
+          ]),
+        ],
+        last: false,
+      };
+    case 'tool-call':
+      return { chunks: [chunk(stream, [toolCallChoice(event)])], last: false };
     case 'end':
       return { chunks: endChunks(stream, event.outcome), last: false };
     case 'error':
       return { chunks: [event.error.toBody()], last: true };
-    default:
-      return { chunks: [], last: false };
   }
 }
 
-function endChunks(stream: ChunkStream, outcome: ChatOutcome): unknown[] {
-  const finish = chunk(stream, [
-    {
-      index: 0,
-      delta: {},
-      logprobs: null,
-      finish_reason: openAiFinishReason(outcome.finishReason),
+/** A tool-call delta as OpenAI streams it: the first of a call names its id and function. */
+function toolCallChoice(event: Extract<ChatStreamEvent, { type: 'tool-call' }>) {
+  const opening = event.id === undefined ? {} : { id: event.id, type: 'function' };
+  return {
+    index: 0,
+    delta: {
+      tool_calls: [
+        {
+          index: event.index,
+          ...opening,
+          function: {
+            ...(event.name === undefined ? {} : { name: event.name }),
+            arguments: event.arguments,
+          },
+        },
+      ],
     },
-  ]);
+    logprobs: null,
+    finish_reason: null,
+  };
+}
+
+function endChunks(stream: ChunkStream, outcome: ChatOutcome): unknown[] {
+  const finish = chunk(
+    stream,
+    [
+      {
+        index: 0,
+        delta: {},
+        logprobs: null,
+        finish_reason: openAiFinishReason(outcome.finishReason),
+      },
+    ],
+    outcome.systemFingerprint === undefined
+      ? {}
+      : { system_fingerprint: outcome.systemFingerprint },
+  );
   return stream.includeUsage
     ? [finish, chunk(stream, [], { usage: usageJson(outcome) })]
     : [finish];

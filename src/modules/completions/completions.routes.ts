@@ -17,6 +17,7 @@ import {
   openGuarded,
 } from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';
+import { capabilityNeeds } from '../../models/capabilities.js';
 import type { ChatRequest, ChatService, ChatStreamEvent } from '../chat/chat-service.js';
 import type { RoutingService } from '../routing/routing-service.js';
 import {
@@ -73,7 +74,7 @@ function completionRoutes(app: App, dependencies: CompletionRoutesDependencies):
           tags: ['Chat'],
           summary: 'Chat completion (OpenAI-compatible)',
           description:
-            "OpenAI's Chat Completions request and response, streamed (`chat.completion.chunk`, `stream_options.include_usage`, `data: [DONE]`) or not. `temperature` 0–2 as in OpenAI's API (Anthropic models accept at most 1). Extensions: `user_id` and/or `conversation_id` store the turn in a conversation (then `conversation_id` and `message_id` are added to the response — to the first chunk when streaming — and the `x-conversation-id` header is set on JSON answers); without them nothing is stored. Tool calling and `n` > 1 are not supported.",
+            "OpenAI's Chat Completions request and response, streamed (`chat.completion.chunk`, `stream_options.include_usage`, `data: [DONE]`) or not. `temperature` 0–2 as in OpenAI's API (Anthropic models accept at most 1). Extensions: `user_id` and/or `conversation_id` store the turn in a conversation (then `conversation_id` and `message_id` are added to the response — to the first chunk when streaming — and the `x-conversation-id` header is set on JSON answers); without them nothing is stored. Tools (`tools`, `tool_choice`, `parallel_tool_calls`, `tool` messages, streamed `tool_calls` deltas), content parts (`image_url` as URL or data URL, `input_audio`, `file`), `response_format` (`json_object`, `json_schema`) and every sampling parameter are honoured: passed unchanged to OpenAI and OpenAI-compatible upstreams (unknown fields too), translated for Anthropic and Google, or refused with a 400 naming the parameter when the provider cannot honour it. A request needing a capability (tools, vision, json_schema, audio_input) the model lacks answers 400 before any upstream call. `n` > 1 is not supported. See docs/message-model.md.",
           body: CompletionRequestSchema,
           response: {
             200: {
@@ -113,6 +114,7 @@ async function answer(
     maxTokens: call.maxTokens,
     conversationId: call.conversationId,
     signal,
+    capabilities: capabilityNeeds(call.messages, call.params).map((need) => need.capability),
   });
   const chatRequest: ChatRequest = {
     accountId: principalOf(request).accountId,
@@ -125,6 +127,7 @@ async function answer(
     temperature: call.temperature,
     maxTokens: routed.maxTokens,
     maxTokensParam: call.maxTokensParam,
+    params: call.params,
     signal,
   };
   if (guard !== null) {

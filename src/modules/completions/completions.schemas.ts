@@ -3,9 +3,123 @@
 import Type, { type Static } from 'typebox';
 import { maxTokensLimit } from '../../http/schemas/common.js';
 
+/** The largest string a content part carries (a data URL of an image or audio). */
+const maxPartChars = 20_000_000;
+
 const TextPart = Type.Object({
   type: Type.Literal('text'),
   text: Type.String({ maxLength: 1_000_000 }),
+});
+
+const ImagePart = Type.Object({
+  type: Type.Literal('image_url'),
+  image_url: Type.Object({
+    url: Type.String({
+      minLength: 1,
+      maxLength: maxPartChars,
+      description: 'An https URL, or a data URL (`data:image/png;base64,…`).',
+    }),
+    detail: Type.Optional(
+      Type.Union([Type.Literal('auto'), Type.Literal('low'), Type.Literal('high')]),
+    ),
+  }),
+});
+
+const AudioPart = Type.Object({
+  type: Type.Literal('input_audio'),
+  input_audio: Type.Object({
+    data: Type.String({ maxLength: maxPartChars, description: 'Base64 audio.' }),
+    format: Type.String({ maxLength: 16, description: 'wav or mp3.' }),
+  }),
+});
+
+const FilePart = Type.Object({
+  type: Type.Literal('file'),
+  file: Type.Object({
+    file_data: Type.Optional(Type.String({ maxLength: maxPartChars })),
+    file_id: Type.Optional(Type.String({ maxLength: 256 })),
+    filename: Type.Optional(Type.String({ maxLength: 256 })),
+  }),
+});
+
+/** An assistant message's refusal, as a content part. */
+const RefusalPart = Type.Object({
+  type: Type.Literal('refusal'),
+  refusal: Type.String({ maxLength: 1_000_000 }),
+});
+
+const ContentPart = Type.Union([TextPart, ImagePart, AudioPart, FilePart, RefusalPart]);
+
+/** A function name as OpenAI allows it. */
+const FunctionName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-zA-Z0-9_-]+$' });
+
+const ToolCall = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 256 }),
+  type: Type.Literal('function'),
+  function: Type.Object({
+    name: FunctionName,
+    arguments: Type.String({ maxLength: 1_000_000, description: 'JSON text.' }),
+  }),
+});
+
+/** A JSON Schema object (tool parameters, response formats); bounded by the body's depth check. */
+const JsonSchemaObject = Type.Object({}, { additionalProperties: true });
+
+const FunctionTool = Type.Object({
+  type: Type.Literal('function'),
+  function: Type.Object({
+    name: FunctionName,
+    description: Type.Optional(Type.String({ maxLength: 100_000 })),
+    parameters: Type.Optional(JsonSchemaObject),
+    strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+  }),
+});
+
+const ToolChoice = Type.Union([
+  Type.Literal('none'),
+  Type.Literal('auto'),
+  Type.Literal('required'),
+  Type.Object({
+    type: Type.Literal('function'),
+    function: Type.Object({ name: FunctionName }),
+  }),
+]);
+
+const ResponseFormat = Type.Union([
+  Type.Object({ type: Type.Literal('text') }),
+  Type.Object({ type: Type.Literal('json_object') }),
+  Type.Object({
+    type: Type.Literal('json_schema'),
+    json_schema: Type.Object({
+      name: FunctionName,
+      description: Type.Optional(Type.String({ maxLength: 100_000 })),
+      schema: Type.Optional(JsonSchemaObject),
+      strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    }),
+  }),
+]);
+
+function nullable<T extends Parameters<typeof Type.Union>[0][number]>(schema: T) {
+  return Type.Optional(Type.Union([schema, Type.Null()]));
+}
+
+/** A message of a Chat Completions request: every role's fields, checked per role by the dialect. */
+const CompletionMessage = Type.Object({
+  role: Type.String({
+    maxLength: 32,
+    description: 'system, developer, user, assistant or tool.',
+  }),
+  content: Type.Optional(
+    Type.Union([
+      Type.String({ maxLength: 1_000_000 }),
+      Type.Array(ContentPart, { maxItems: 100 }),
+      Type.Null(),
+    ]),
+  ),
+  name: Type.Optional(Type.String({ maxLength: 256 })),
+  tool_calls: Type.Optional(Type.Array(ToolCall, { maxItems: 128 })),
+  tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  refusal: nullable(Type.String({ maxLength: 1_000_000 })),
 });
 
 export const CompletionRequestSchema = Type.Object(
@@ -14,33 +128,50 @@ export const CompletionRequestSchema = Type.Object(
       Type.String({
         maxLength: 256,
         description:
-          'Default: the default model. `auto` lets the router choose among the catalog’s chat models (routing policies apply); `model` in the answer names the one that answered.',
+          'Default: the default model. `auto` lets the router choose among the catalog’s chat models that can serve the request (routing policies apply); `model` in the answer names the one that answered.',
       }),
     ),
-    messages: Type.Array(
-      Type.Object({
-        role: Type.String({ maxLength: 32, description: 'system, developer, user or assistant.' }),
-        content: Type.Union([
-          Type.String({ maxLength: 1_000_000 }),
-          Type.Array(TextPart, { maxItems: 100 }),
-          Type.Null(),
-        ]),
-        name: Type.Optional(Type.String({ maxLength: 256 })),
+    messages: Type.Array(CompletionMessage, { minItems: 1, maxItems: 1000 }),
+    stream: nullable(Type.Boolean()),
+    stream_options: nullable(
+      Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true }),
+    ),
+    temperature: nullable(Type.Number({ minimum: 0, maximum: 2 })),
+    max_tokens: nullable(Type.Integer({ minimum: 1, maximum: maxTokensLimit })),
+    max_completion_tokens: nullable(Type.Integer({ minimum: 1, maximum: maxTokensLimit })),
+    n: nullable(
+      Type.Integer({ minimum: 1, maximum: 1, description: 'Only 1: one choice per answer.' }),
+    ),
+    tools: Type.Optional(Type.Array(FunctionTool, { maxItems: 128 })),
+    tool_choice: Type.Optional(ToolChoice),
+    parallel_tool_calls: Type.Optional(Type.Boolean()),
+    response_format: Type.Optional(ResponseFormat),
+    stop: nullable(
+      Type.Union([
+        Type.String({ maxLength: 1000 }),
+        Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 4 }),
+      ]),
+    ),
+    top_p: nullable(Type.Number({ minimum: 0, maximum: 1 })),
+    seed: nullable(
+      Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
+    ),
+    presence_penalty: nullable(Type.Number({ minimum: -2, maximum: 2 })),
+    frequency_penalty: nullable(Type.Number({ minimum: -2, maximum: 2 })),
+    logit_bias: nullable(
+      Type.Record(Type.String({ maxLength: 20 }), Type.Number({ minimum: -100, maximum: 100 }), {
+        maxProperties: 1024,
       }),
-      { minItems: 1, maxItems: 1000 },
     ),
-    stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-    stream_options: Type.Optional(
-      Type.Union([Type.Object({ include_usage: Type.Optional(Type.Boolean()) }), Type.Null()]),
+    logprobs: nullable(Type.Boolean()),
+    top_logprobs: nullable(Type.Integer({ minimum: 0, maximum: 20 })),
+    reasoning_effort: nullable(Type.String({ maxLength: 32 })),
+    user: Type.Optional(Type.String({ maxLength: 256 })),
+    metadata: nullable(
+      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 512 }), {
+        maxProperties: 16,
+      }),
     ),
-    temperature: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 2 }), Type.Null()])),
-    max_tokens: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 1, maximum: maxTokensLimit }), Type.Null()]),
-    ),
-    max_completion_tokens: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 1, maximum: maxTokensLimit }), Type.Null()]),
-    ),
-    n: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1 }), Type.Null()])),
     user_id: Type.Optional(
       Type.String({
         minLength: 1,
@@ -53,8 +184,8 @@ export const CompletionRequestSchema = Type.Object(
     ),
   },
   {
-    // Clients send many optional OpenAI parameters (top_p, seed, store, …); unknown ones are
-    // ignored rather than refused, so that existing clients keep working.
+    // OpenAI adds parameters often; fields the service does not know are passed unchanged to
+    // OpenAI-compatible upstreams and ignored by the others (docs/message-model.md).
     additionalProperties: true,
   },
 );
@@ -72,10 +203,11 @@ export const CompletionSchema = Type.Object(
         index: Type.Integer(),
         message: Type.Object({
           role: Type.Literal('assistant'),
-          content: Type.String(),
-          refusal: Type.Null(),
+          content: Type.Union([Type.String(), Type.Null()]),
+          refusal: Type.Union([Type.String(), Type.Null()]),
+          tool_calls: Type.Optional(Type.Array(ToolCall)),
         }),
-        logprobs: Type.Null(),
+        logprobs: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
         finish_reason: Type.String(),
       }),
     ),
@@ -83,7 +215,10 @@ export const CompletionSchema = Type.Object(
       prompt_tokens: Type.Integer(),
       completion_tokens: Type.Integer(),
       total_tokens: Type.Integer(),
+      prompt_tokens_details: Type.Optional(Type.Object({ cached_tokens: Type.Integer() })),
+      completion_tokens_details: Type.Optional(Type.Object({ reasoning_tokens: Type.Integer() })),
     }),
+    system_fingerprint: Type.Optional(Type.String()),
     conversation_id: Type.Optional(Type.String()),
     message_id: Type.Optional(Type.String()),
   },

@@ -6,6 +6,7 @@ import type { RouteDecider, RouteDecision } from './decider.js';
 import { evaluatePolicies, modelRestriction } from './policies.js';
 import type { RoutingContext } from './routing-context.js';
 import type { IntentCategory } from './taxonomy.js';
+import type { ChatCapability } from '../../config/config.js';
 import type { HistoryTurn, RoutingCaller } from './types.js';
 
 export interface ChatModelRequest {
@@ -15,6 +16,8 @@ export interface ChatModelRequest {
   readonly maxTokens: number | undefined;
   readonly conversationId: string | null;
   readonly signal: AbortSignal;
+  /** `auto` only considers chat models with these (tools, vision, json_schema…). */
+  readonly capabilities?: readonly ChatCapability[] | undefined;
 }
 
 export interface ChatModelResolution {
@@ -65,6 +68,7 @@ export class ChatModelResolver {
         preferredModels: [],
         strategy: null,
         signal: input.signal,
+        capabilities: input.capabilities,
       },
       true,
     );

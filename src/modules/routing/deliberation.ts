@@ -128,8 +128,11 @@ export async function deliberate(
  */
 export function chooseModels(context: RoutingContext, deliberation: Deliberation): ModelChoices {
   const { outcome, notices, request } = deliberation;
+  const needed = request.capabilities ?? [];
   const allowedModels = deliberation.chatModels.filter(
-    (definition) => modelRestriction(outcome, definition) === null,
+    (definition) =>
+      modelRestriction(outcome, definition) === null &&
+      needed.every((capability) => definition.capabilities.includes(capability)),
   );
   const availableAllowed = allowedModels.filter((definition) =>
     context.isAvailable(definition.name),

@@ -1,6 +1,7 @@
 // Domain types of routing: who asks and what, where a message can go, classified intents, and
 // taught examples.
 import type { Scope } from '../../auth/scopes.js';
+import type { ChatCapability } from '../../config/config.js';
 import type { ComplexityLevel, ComplexitySignals } from './complexity.js';
 import type { Entity } from '../../text/entities.js';
 import type { RoutingStrategy } from './model-selection.js';
@@ -25,6 +26,8 @@ export interface RouteRequest {
   readonly preferredModels: readonly string[];
   readonly strategy: RoutingStrategy | null;
   readonly signal: AbortSignal;
+  /** Chat models must have these (the request carries tools, images, a JSON schema…). */
+  readonly capabilities?: readonly ChatCapability[] | undefined;
 }
 
 export const routeTypes = ['agent', 'pipeline', 'model'] as const;
