@@ -466,7 +466,7 @@ describe.each(allDialects)('the official openai client on $name', (dialect) => {
             { role: 'user', content: 'and now' },
           ],
         },
-        param: 'messages[1].role',
+        param: 'messages[1].tool_call_id',
       },
     ] satisfies Array<{
       what: string;

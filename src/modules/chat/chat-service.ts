@@ -18,7 +18,7 @@ import {
   type TokenUsage,
   type ToolCall,
 } from '../../models/spec.js';
-import { ToolCallCollector } from './tool-call-collector.js';
+import { checkToolResults, ToolCallCollector } from './tool-call-collector.js';
 import {
   canServe,
   capabilityNeeds,
@@ -301,6 +301,7 @@ export class ChatService {
         : (await this.options.conversations.recentHistory(conversation, historyWindow))
             .filter((message) => message.role !== 'system')
             .map((message) => ({ role: message.role, content: message.content }));
+    checkToolResults(history, request.messages);
     const systemPrompt =
       systemParts.length > 0
         ? systemParts.join('\n\n')

@@ -40,6 +40,7 @@ function entryJson(status: ModelStatus, created: number, defaultModel: string | 
     max_tokens: countsTokens ? definition.maxTokens : 0,
     context_length: countsTokens ? definition.contextLength : 0,
     fallbacks: [...definition.fallbacks],
+    capabilities: [...definition.capabilities],
     input_cost_per_million: definition.routing.inputCostPerMillion,
     output_cost_per_million: definition.routing.outputCostPerMillion,
     quality: definition.routing.quality,

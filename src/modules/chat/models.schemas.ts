@@ -1,7 +1,7 @@
 // The HTTP shapes of the model catalog: an entry (the shared `Model` schema, referenced by $id) and
 // the list, in the spec's shape and OpenAI's at once.
 import Type from 'typebox';
-import { modelTypes } from '../../config/config.js';
+import { chatCapabilities, modelTypes } from '../../config/config.js';
 import { modelProviders } from '../../config/model-entry.js';
 
 export const ModelSchema = Type.Object(
@@ -38,6 +38,13 @@ export const ModelSchema = Type.Object(
         'Context window in tokens. 0 for transcription and speech models, which have none.',
     }),
     fallbacks: Type.Array(Type.String()),
+    capabilities: Type.Array(
+      Type.Union(chatCapabilities.map((capability) => Type.Literal(capability))),
+      {
+        description:
+          'Chat models: what the model takes beyond text — tools (function calling), vision (image parts), json_schema (`response_format` json_schema), audio_input (`input_audio` parts), reasoning. Defaults per provider; the config entry’s `capabilities` replaces them. A request needing one the model lacks answers 400. Empty for other kinds.',
+      },
+    ),
     input_cost_per_million: Type.Union([Type.Number(), Type.Null()], {
       description:
         'US dollars per million prompt tokens (0 for local models; null: not configured). The routing strategies weigh it.',

@@ -1,7 +1,8 @@
 // Streamed tool-call deltas put back together: the first delta of a call names its index, id and
 // function; the later ones append to its arguments (OpenAI's streaming shape, which every provider
 // path yields). Bounded by the model's own output limit, as the text is.
-import type { StreamPart, ToolCall } from '../../models/spec.js';
+import { InvalidParameterError } from '../../errors/app-error.js';
+import type { ChatTurn, StreamPart, ToolCall } from '../../models/spec.js';
 
 type ToolCallDelta = Extract<StreamPart, { type: 'tool-call' }>;
 
@@ -34,4 +35,25 @@ export class ToolCallCollector {
         function: { name: call.name, arguments: call.arguments },
       }));
   }
+}
+
+/**
+ * Every tool result answers a call an earlier assistant turn made (in the stored history or the
+ * request), as every provider requires: else 400 naming the message's `tool_call_id`.
+ */
+export function checkToolResults(
+  history: readonly ChatTurn[],
+  messages: readonly ChatTurn[],
+): void {
+  const calls = new Set<string>();
+  for (const turn of history) for (const call of turn.toolCalls ?? []) calls.add(call.id);
+  messages.forEach((turn, index) => {
+    for (const call of turn.toolCalls ?? []) calls.add(call.id);
+    if (turn.role === 'tool' && !calls.has(turn.toolCallId ?? '')) {
+      throw new InvalidParameterError(
+        `messages[${index}].tool_call_id`,
+        `No earlier assistant message made the tool call '${turn.toolCallId ?? ''}' this message answers.`,
+      );
+    }
+  });
 }
