@@ -82,8 +82,13 @@ export function fakeModelCatalog(baseUrl: string) {
 export interface ChatHarnessOptions extends Omit<TestAppOptions, 'dialect'> {
   dialect: DialectUnderTest;
   upstream?: FakeUpstreamOptions;
-  /** Models added to the fake catalog (for example this machine's speech engines). */
-  extraModels?: ReadonlyArray<Record<string, unknown>>;
+  /**
+   * Models added to the fake catalog (for example this machine's speech engines); a function is
+   * given the fake upstream's base URL, for more models served by it.
+   */
+  extraModels?:
+    | ReadonlyArray<Record<string, unknown>>
+    | ((baseUrl: string) => ReadonlyArray<Record<string, unknown>>);
 }
 
 /** The speech engines that need no download: espeak-ng always, PocketSphinx when installed. */
@@ -102,15 +107,16 @@ export const offlineSpeechModels = [
 export async function startChatHarness(options: ChatHarnessOptions): Promise<ChatHarness> {
   const upstream = await startFakeUpstream({ requireApiKey: upstreamSecret, ...options.upstream });
   const catalog = fakeModelCatalog(upstream.baseUrl);
+  const extraModels =
+    typeof options.extraModels === 'function'
+      ? options.extraModels(upstream.baseUrl)
+      : (options.extraModels ?? []);
   const harness = await startTestApp({
     ...options,
     env: { FAKE_UPSTREAM_KEY: upstreamSecret, ...options.env },
     overrides: {
       ...catalog,
-      models: [
-        ...catalog.models,
-        ...((options.extraModels ?? []) as unknown as typeof catalog.models),
-      ],
+      models: [...catalog.models, ...(extraModels as unknown as typeof catalog.models)],
       // Generous limits: these suites test chat, not rate limiting.
       rate_limits: {
         default_tier: 'test',
