@@ -8,7 +8,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
 /** Token counts as OpenAI puts them on the wire. */
 export interface TokenUsage {
@@ -28,6 +28,23 @@ export interface ReplyBehaviour {
   usage?: Partial<TokenUsage>;
   /** The exact content deltas of a streamed answer, used as given unless `max_tokens` cuts in. */
   chunks?: string[];
+  /**
+   * Function calls the answer makes (`message.tool_calls`, finish reason `tool_calls`, content null
+   * unless `content` or `chunks` is given). Streamed as OpenAI streams them: per call a first delta
+   * with its index, id, type and name (arguments ''), then its arguments in several fragments.
+   */
+  toolCalls?: Array<{ id?: string; name: string; arguments: string }>;
+  /** A refusal (`message.refusal`, content null unless given), streamed word by word. */
+  refusal?: string;
+  /** Overrides `prompt_tokens_details.cached_tokens` and `completion_tokens_details.reasoning_tokens`. */
+  usageDetails?: { cached_tokens?: number; reasoning_tokens?: number };
+  /** Overrides the `system_fingerprint` of the answer and of every chunk. */
+  systemFingerprint?: string;
+  /**
+   * Whether a request asking `logprobs: true` gets them (`choice.logprobs`, per content delta when
+   * streamed). Default true, as OpenAI does.
+   */
+  logprobs?: boolean;
 }
 
 /** An HTTP error; `body` defaults to OpenAI's error shape for `status`, a string is sent as is. */
@@ -85,6 +102,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body; the raw text when it was not JSON; undefined when empty. */
   body: unknown;
+  /** The body's text as received ('' when empty), for byte-for-byte comparisons. */
+  rawBody: string;
   /** The bearer token of the Authorization header. */
   apiKey: string | undefined;
   endpoint: UpstreamEndpoint | undefined;
@@ -429,9 +448,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       prompt_tokens: prompt,
       completion_tokens: completion,
       total_tokens: behaviour.usage?.total_tokens ?? prompt + completion,
-      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      prompt_tokens_details: {
+        cached_tokens: behaviour.usageDetails?.cached_tokens ?? 0,
+        audio_tokens: 0,
+      },
       completion_tokens_details: {
-        reasoning_tokens: 0,
+        reasoning_tokens: behaviour.usageDetails?.reasoning_tokens ?? 0,
         audio_tokens: 0,
         accepted_prediction_tokens: 0,
         rejected_prediction_tokens: 0,
@@ -450,7 +472,10 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       promptTokens += countTokens(text);
       if (message.role === 'user') lastUserText = text;
     }
-    const fullContent = behaviour.content ?? behaviour.chunks?.join('') ?? `Echo: ${lastUserText}`;
+    // A tool call or a refusal comes without content unless some is given.
+    const noContent = behaviour.toolCalls !== undefined || behaviour.refusal !== undefined;
+    const fullContent =
+      behaviour.content ?? behaviour.chunks?.join('') ?? (noContent ? '' : `Echo: ${lastUserText}`);
     const limit =
       positiveInteger(body.max_completion_tokens) ?? positiveInteger(body.max_tokens) ?? Infinity;
     const allWords = words(fullContent);
@@ -466,12 +491,48 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         deltas.push(contentWords.slice(index, index + wordsPerChunk).join(''));
       if (deltas.length === 0 && content !== '') deltas.push(content);
     }
+    const toolCalls = behaviour.toolCalls?.map((call, index) => ({
+      id: call.id ?? `call_${instanceTag}${index}`,
+      type: 'function' as const,
+      function: { name: call.name, arguments: call.arguments },
+    }));
+    const completionTokens =
+      contentWords.length +
+      countTokens(behaviour.refusal ?? '') +
+      (toolCalls ?? []).reduce((sum, call) => sum + countTokens(call.function.arguments), 0);
     return {
-      content,
+      content: content === '' && noContent ? null : content,
       deltas,
-      finishReason: behaviour.finishReason ?? (truncated ? 'length' : 'stop'),
-      usage: usageFor(promptTokens, contentWords.length, behaviour),
+      toolCalls,
+      refusal: behaviour.refusal,
+      finishReason:
+        behaviour.finishReason ??
+        (truncated ? 'length' : toolCalls !== undefined ? 'tool_calls' : 'stop'),
+      usage: usageFor(promptTokens, completionTokens, behaviour),
     };
+  };
+
+  /** A plausible `logprobs.content` for `text`: one entry per word, `top` alternatives each. */
+  const logprobsFor = (text: string, top: number) => ({
+    content: words(text).map((token, index) => ({
+      token,
+      logprob: -0.01 * (index + 1),
+      bytes: [...Buffer.from(token, 'utf8')],
+      top_logprobs: Array.from({ length: top }, (_, rank) => ({
+        token: rank === 0 ? token : `${token.trim()}${rank}`,
+        logprob: -0.01 * (index + 1) - rank,
+        bytes: [...Buffer.from(rank === 0 ? token : `${token.trim()}${rank}`, 'utf8')],
+      })),
+    })),
+    refusal: null,
+  });
+
+  /** `arguments` in about three fragments, as the real API streams them. */
+  const fragments = (text: string): string[] => {
+    const size = Math.max(1, Math.ceil(text.length / 3));
+    const pieces: string[] = [];
+    for (let at = 0; at < text.length; at += size) pieces.push(text.slice(at, at + size));
+    return pieces;
   };
 
   const replyChat = async (
@@ -483,6 +544,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const id = nextId('chatcmpl-');
     const created = Math.floor(Date.now() / 1000);
     const model = typeof body.model === 'string' ? body.model : 'unknown';
+    const fingerprint =
+      (behaviour.kind === 'reply' ? behaviour.systemFingerprint : undefined) ?? systemFingerprint;
+    const withLogprobs =
+      body.logprobs === true && (behaviour.kind !== 'reply' || behaviour.logprobs !== false);
+    const topLogprobs = typeof body.top_logprobs === 'number' ? body.top_logprobs : 0;
 
     if (!exchange.record.stream) {
       if (behaviour.kind === 'cut') return cutNow(exchange);
@@ -494,14 +560,20 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: reply.content, refusal: null, annotations: [] },
-            logprobs: null,
+            message: {
+              role: 'assistant',
+              content: reply.content,
+              refusal: reply.refusal ?? null,
+              ...(reply.toolCalls === undefined ? {} : { tool_calls: reply.toolCalls }),
+              annotations: [],
+            },
+            logprobs: withLogprobs ? logprobsFor(reply.content ?? '', topLogprobs) : null,
             finish_reason: reply.finishReason,
           },
         ],
         usage: reply.usage,
         service_tier: 'default',
-        system_fingerprint: systemFingerprint,
+        system_fingerprint: fingerprint,
       };
       if (behaviour.kind === 'malformed') {
         const text = JSON.stringify(answer);
@@ -527,7 +599,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         created,
         model,
         service_tier: 'default',
-        system_fingerprint: systemFingerprint,
+        system_fingerprint: fingerprint,
         choices,
       };
       if (includeUsage) payload.usage = usage;
@@ -535,14 +607,44 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       if (obfuscate) payload.obfuscation = obfuscationPadding.slice(0, 2 + (padding % 12));
       return `data: ${JSON.stringify(payload)}\n\n`;
     };
-    const choice = (delta: Record<string, unknown>, finishReason: FinishReason | null) => [
-      { index: 0, delta, logprobs: null, finish_reason: finishReason },
-    ];
-    const events = [
-      chunk(choice({ role: 'assistant', content: '', refusal: null }, null), null, 0),
-    ];
+    const choice = (
+      delta: Record<string, unknown>,
+      finishReason: FinishReason | null,
+      logprobs: unknown = null,
+    ) => [{ index: 0, delta, logprobs, finish_reason: finishReason }];
+    const first: Record<string, unknown> = {
+      role: 'assistant',
+      content: reply.content === null ? null : '',
+      refusal: reply.refusal === undefined ? null : '',
+    };
+    const events = [chunk(choice(first, null), null, 0)];
     for (const delta of reply.deltas)
-      events.push(chunk(choice({ content: delta }, null), null, delta.length));
+      events.push(
+        chunk(
+          choice({ content: delta }, null, withLogprobs ? logprobsFor(delta, topLogprobs) : null),
+          null,
+          delta.length,
+        ),
+      );
+    for (const piece of words(reply.refusal ?? ''))
+      events.push(chunk(choice({ refusal: piece }, null), null, piece.length));
+    for (const [index, call] of (reply.toolCalls ?? []).entries()) {
+      const opening = {
+        index,
+        id: call.id,
+        type: 'function',
+        function: { name: call.function.name, arguments: '' },
+      };
+      events.push(chunk(choice({ tool_calls: [opening] }, null), null, index));
+      for (const piece of fragments(call.function.arguments))
+        events.push(
+          chunk(
+            choice({ tool_calls: [{ index, function: { arguments: piece } }] }, null),
+            null,
+            piece.length,
+          ),
+        );
+    }
     events.push(chunk(choice({}, reply.finishReason), null, 1));
     if (includeUsage) events.push(chunk([], reply.usage, 3));
     events.push('data: [DONE]\n\n');
@@ -690,6 +792,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       path,
       headers: request.headers,
       body: undefined,
+      rawBody: '',
       apiKey: authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined,
       endpoint: undefined,
       stream: false,
@@ -735,6 +838,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const body = isRecord(parsed) ? parsed : {};
     const matched = route(record.method, path);
     record.body = parsed;
+    record.rawBody = text;
     record.endpoint = matched?.endpoint;
     record.stream = body.stream === true;
     received++;

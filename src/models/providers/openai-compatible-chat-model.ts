@@ -1,16 +1,18 @@
-// The lean path for OpenAI-compatible upstreams (vLLM, llama.cpp, Ollama, LM Studio, Groq…): the
-// Chat Completions request is written straight from the turns with the upstream's model id, sent
-// over a pooled keep-alive connection (node:http/https), and the answer is read without fetch
-// emulation or web streams — a JSON answer parsed once, a streamed one split into SSE lines as
-// the socket delivers them, with text, finish reason and usage picked out and the shape checked
-// by hand. Failures become the same APICallErrors the AI SDK raises, so retries (./retry.ts) and
-// the mapping to the contract's errors (describeUpstreamFailure) are shared with the other
-// providers. Structured output (a response schema) still goes through the AI SDK model.
+// The one path for OpenAI and OpenAI-compatible upstreams (vLLM, llama.cpp, Ollama, LM Studio,
+// Groq…): the Chat Completions request is the caller's parameters passed through unchanged, with
+// the upstream's model id, the turns and the token limit written by the platform (see
+// ./openai-compatible-wire.ts), sent over a pooled keep-alive connection (node:http/https); the
+// answer is read without fetch emulation or web streams — a JSON answer parsed once, a streamed
+// one split into SSE lines as the socket delivers them, text, refusals, tool calls (streamed as
+// their deltas come), logprobs, finish reason, usage and system fingerprint picked out and the
+// shape checked by hand. A response schema is OpenAI's `response_format` (json_schema where the
+// server supports it, else JSON mode): there is no second client for these providers. Failures
+// become the same APICallErrors the AI SDK raises, so retries (./retry.ts) and the mapping to the
+// contract's errors (describeUpstreamFailure) are shared with the other providers.
 // By job: the wire format (./openai-compatible-wire.ts), the connection and its retries
 // (./openai-compatible-connection.ts), the stream reader (./openai-compatible-stream.ts), the
 // call's time limits (./call-limits.ts); this file is the model over them.
 import type { IncomingMessage } from 'node:http';
-import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { RemoteModelDefinition } from '../../config/config.js';
 import type { BpeTokenCounter } from '../bpe-token-counter.js';
 import type {
@@ -19,64 +21,89 @@ import type {
   GenerationRequest,
   GenerationResult,
   StreamPart,
+  TokenUsage,
 } from '../spec.js';
-import { AiSdkChatModel, describeUpstreamFailure } from './ai-sdk-chat-model.js';
+import { describeUpstreamFailure } from './ai-sdk-chat-model.js';
 import { CallLimits } from './call-limits.js';
 import { UpstreamConnection } from './openai-compatible-connection.js';
 import { CompletionStreamReader } from './openai-compatible-stream.js';
-import { parseCompletion, requestBody, type UsageCounts } from './openai-compatible-wire.js';
+import {
+  parseCompletion,
+  requestBody,
+  type BodyOptions,
+  type UsageCounts,
+} from './openai-compatible-wire.js';
 
 export { maxAnswerBytes } from './openai-compatible-connection.js';
 export { maxStreamLineChars } from './openai-compatible-stream.js';
 
+/** Where provider `openai` is reached when its definition names no base URL. */
+export const openAiBaseUrl = 'https://api.openai.com/v1';
+
 export class OpenAiCompatibleChatModel implements ChatModel {
   private readonly connection: UpstreamConnection;
+  private readonly plainBody: BodyOptions;
+  private readonly streamedBody: BodyOptions;
 
   constructor(
     private readonly definition: RemoteModelDefinition,
     apiKey: string | undefined,
     private readonly tokens: BpeTokenCounter,
-    /** Builds the AI SDK model for what this path does not do (structured output). */
-    private readonly sdkModel: () => Promise<LanguageModelV3>,
   ) {
-    this.connection = new UpstreamConnection(definition.baseUrl, apiKey);
-  }
-
-  private sdk: AiSdkChatModel | undefined;
-
-  private structured(): AiSdkChatModel {
-    this.sdk ??= new AiSdkChatModel(this.definition, this.sdkModel, this.tokens);
-    return this.sdk;
-  }
-
-  private body(request: GenerationRequest, stream: boolean): string {
-    return requestBody(this.definition.model, request, stream);
+    const openAi = definition.provider === 'openai';
+    this.connection = new UpstreamConnection(
+      definition.baseUrl ?? (openAi ? openAiBaseUrl : null),
+      apiKey,
+    );
+    // OpenAI's reasoning models refuse `max_tokens`; every OpenAI model takes the newer field.
+    const maxTokensField = openAi ? 'max_completion_tokens' : 'max_tokens';
+    const { structuredOutputs } = definition;
+    this.plainBody = { stream: false, maxTokensField, structuredOutputs };
+    this.streamedBody = { stream: true, maxTokensField, structuredOutputs };
   }
 
   /** The usage as reported, the parts the upstream left out counted here. */
-  private async usageOf(usage: UsageCounts, request: GenerationRequest, text: string) {
-    return {
+  private async usageOf(
+    usage: UsageCounts,
+    request: GenerationRequest,
+    text: string,
+  ): Promise<TokenUsage> {
+    const counted = {
       promptTokens: usage.promptTokens ?? (await this.countTokens(request.messages)),
       completionTokens: usage.completionTokens ?? (await this.tokens.countText(text)),
+    };
+    if (usage.cachedTokens === undefined && usage.reasoningTokens === undefined) return counted;
+    return {
+      ...counted,
+      ...(usage.cachedTokens === undefined ? {} : { cachedTokens: usage.cachedTokens }),
+      ...(usage.reasoningTokens === undefined ? {} : { reasoningTokens: usage.reasoningTokens }),
     };
   }
 
   async generate(request: GenerationRequest): Promise<GenerationResult> {
-    if (request.responseSchema !== undefined) return this.structured().generate(request);
     const limits = new CallLimits(request.signal, this.definition.timeoutMs, null);
     try {
       const { connection } = this;
       const incoming = await connection.open(
-        this.body(request, false),
+        requestBody(this.definition.model, request, this.plainBody),
         limits,
         this.definition.maxRetries,
       );
       const raw = await connection.readWhole(incoming);
       const answer = parseCompletion(raw, (cause) => connection.unreadable(incoming, raw, cause));
+      // The completion's own count covers the calls' arguments; counted here only when missing.
+      const counted =
+        answer.text + (answer.toolCalls?.map((call) => call.function.arguments).join('') ?? '');
       return {
         text: answer.text,
         finishReason: answer.finishReason,
-        usage: await this.usageOf(answer.usage, request, answer.text),
+        usage: await this.usageOf(answer.usage, request, counted),
+        ...(answer.toolCalls === undefined ? {} : { toolCalls: answer.toolCalls }),
+        ...(answer.refusal === undefined ? {} : { refusal: answer.refusal }),
+        ...(answer.logprobs === undefined ? {} : { logprobs: answer.logprobs }),
+        ...(answer.systemFingerprint === undefined
+          ? {}
+          : { systemFingerprint: answer.systemFingerprint }),
       };
     } catch (error) {
       throw limits.explain(error, (cause) => describeUpstreamFailure(this.definition.name, cause));
@@ -86,10 +113,6 @@ export class OpenAiCompatibleChatModel implements ChatModel {
   }
 
   async *stream(request: GenerationRequest): AsyncIterable<StreamPart> {
-    if (request.responseSchema !== undefined) {
-      yield* this.structured().stream(request);
-      return;
-    }
     const limits = new CallLimits(
       request.signal,
       this.definition.timeoutMs,
@@ -98,10 +121,11 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     let incoming: IncomingMessage | undefined;
     let finished = false;
     let phase: 'request' | 'stream' = 'request';
-    let text = '';
+    // What the completion count is taken from when the upstream reports none.
+    let generated = '';
     try {
       incoming = await this.connection.open(
-        this.body(request, true),
+        requestBody(this.definition.model, request, this.streamedBody),
         limits,
         this.definition.maxRetries,
       );
@@ -110,25 +134,25 @@ export class OpenAiCompatibleChatModel implements ChatModel {
       const reader = new CompletionStreamReader();
       for await (const chunk of incoming) {
         limits.touch();
-        for (const delta of reader.read(chunk as string)) {
-          text += delta;
-          yield { type: 'text', text: delta };
+        for (const part of reader.read(chunk as string)) {
+          generated += part.type === 'tool-call' ? part.arguments : part.text;
+          yield part;
         }
         reader.throwIfFailed();
       }
-      for (const delta of reader.end()) {
-        text += delta;
-        yield { type: 'text', text: delta };
+      for (const part of reader.end()) {
+        generated += part.type === 'tool-call' ? part.arguments : part.text;
+        yield part;
       }
       reader.throwIfFailed();
       finished = true;
       const finishReason = reader.finishReason();
       if (finishReason === null) throw new Error('Response stream ended without a finish reason.');
-      yield {
-        type: 'finish',
-        finishReason,
-        usage: await this.usageOf(reader.usage, request, text),
-      };
+      const usage = await this.usageOf(reader.usage, request, generated);
+      const { systemFingerprint } = reader;
+      yield systemFingerprint === undefined
+        ? { type: 'finish', finishReason, usage }
+        : { type: 'finish', finishReason, usage, systemFingerprint };
     } catch (error) {
       throw limits.explain(error, (cause) =>
         describeUpstreamFailure(this.definition.name, cause, phase),

@@ -1,30 +1,36 @@
-// Reading a streamed Chat Completions answer for the lean OpenAI-compatible path
+// Reading a streamed Chat Completions answer for the lean OpenAI path
 // (./openai-compatible-chat-model.ts): the text the socket delivers is split into SSE lines as it
 // comes (a long line is never rescanned nor buffered past a bound), `data:` lines gather into
-// events, and each chat.completion.chunk gives its text deltas, finish reason and usage, the shape
-// checked by hand.
+// events, and each chat.completion.chunk gives its parts as they come — text deltas (with their
+// logprobs), refusal deltas, tool-call deltas in OpenAI's own shape — and its finish reason, usage
+// and system fingerprint, the shape checked by hand.
 import { JSONParseError } from '@ai-sdk/provider';
 import {
   contentText,
   finishReasonOf,
   invalidShape,
   isObject,
+  noUsage,
+  optionalString,
   usageOf,
   type UsageCounts,
 } from './openai-compatible-wire.js';
-import type { FinishReason } from '../spec.js';
+import type { FinishReason, StreamPart } from '../spec.js';
 
 /** Longest line of a streamed answer; a longer one is an invalid chunk (it is never buffered whole). */
 export const maxStreamLineChars = 1024 * 1024;
 
+/** The parts a chunk gives before the finish (text, refusal, tool-call deltas). */
+export type AnswerPart = Exclude<StreamPart, { type: 'finish' }>;
+
 /** What the stream parser took from the events so far. */
 interface StreamState {
   finishRaw: unknown;
-  refused: boolean;
   usage: UsageCounts;
+  systemFingerprint: string | undefined;
   /** Text of SSE `data:` lines of the event being read (events end at a blank line). */
   data: string | null;
-  /** An event that could not be read: raised once the text before it has been passed on. */
+  /** An event that could not be read: raised once the parts before it have been passed on. */
   failure: Error | null;
 }
 
@@ -32,8 +38,8 @@ interface StreamState {
 export class CompletionStreamReader {
   private readonly state: StreamState = {
     finishRaw: undefined,
-    refused: false,
-    usage: { promptTokens: undefined, completionTokens: undefined },
+    usage: noUsage,
+    systemFingerprint: undefined,
     data: null,
     failure: null,
   };
@@ -41,12 +47,12 @@ export class CompletionStreamReader {
   private rest = '';
 
   /**
-   * The text deltas of the events this piece completed. Throws when a line grows past
+   * The parts of the events this piece completed. Throws when a line grows past
    * `maxStreamLineChars`; an event that could not be read is kept for `throwIfFailed`, so that
-   * the text before it is passed on first.
+   * the parts before it are passed on first.
    */
-  read(piece: string): string[] {
-    const texts: string[] = [];
+  read(piece: string): AnswerPart[] {
+    const parts: AnswerPart[] = [];
     const { state } = this;
     const received = this.rest + piece;
     let start = 0;
@@ -61,7 +67,7 @@ export class CompletionStreamReader {
           ? received.slice(start, end - 1)
           : received.slice(start, end);
       start = end + 1;
-      this.readLine(line, texts);
+      this.readLine(line, parts);
     }
     this.rest = received.slice(start);
     if (this.rest.length > maxStreamLineChars) {
@@ -70,15 +76,15 @@ export class CompletionStreamReader {
         cause: new Error(`A line of the stream is longer than ${maxStreamLineChars} characters.`),
       });
     }
-    return texts;
+    return parts;
   }
 
-  /** The text deltas of the last event: one not followed by a blank line still counts. */
-  end(): string[] {
-    const texts: string[] = [];
-    if (this.rest !== '') this.readLine(this.rest, texts);
-    this.readLine('', texts);
-    return texts;
+  /** The parts of the last event: one not followed by a blank line still counts. */
+  end(): AnswerPart[] {
+    const parts: AnswerPart[] = [];
+    if (this.rest !== '') this.readLine(this.rest, parts);
+    this.readLine('', parts);
+    return parts;
   }
 
   /** Raises the event that could not be read, if one could not. */
@@ -88,10 +94,8 @@ export class CompletionStreamReader {
 
   /** The finish reason the events gave (null: none did). */
   finishReason(): FinishReason | null {
-    const { finishRaw, refused } = this.state;
-    return finishRaw === undefined || finishRaw === null
-      ? null
-      : finishReasonOf(finishRaw, refused);
+    const { finishRaw } = this.state;
+    return finishRaw === undefined || finishRaw === null ? null : finishReasonOf(finishRaw);
   }
 
   /** The usage the last event carrying one reported (undefined fields: not reported). */
@@ -99,15 +103,20 @@ export class CompletionStreamReader {
     return this.state.usage;
   }
 
+  /** The last `system_fingerprint` a chunk carried. */
+  get systemFingerprint(): string | undefined {
+    return this.state.systemFingerprint;
+  }
+
   /** One SSE line: `data:` lines gather into the event a blank line ends. */
-  private readLine(line: string, texts: string[]): void {
+  private readLine(line: string, parts: AnswerPart[]): void {
     const { state } = this;
     if (line === '') {
       const data = state.data;
       state.data = null;
       if (data === null || data === '[DONE]' || state.failure !== null) return;
       try {
-        this.readEvent(data, texts);
+        this.readEvent(data, parts);
       } catch (error) {
         state.failure = error as Error;
       }
@@ -118,7 +127,7 @@ export class CompletionStreamReader {
     state.data = state.data === null ? value : `${state.data}\n${value}`;
   }
 
-  private readEvent(data: string, texts: string[]): void {
+  private readEvent(data: string, parts: AnswerPart[]): void {
     const { state } = this;
     let event: unknown;
     try {
@@ -132,10 +141,12 @@ export class CompletionStreamReader {
     }
     const { choices } = event;
     const usage = usageOf(event.usage);
-    if (!Array.isArray(choices) || usage === null) {
+    const fingerprint = optionalString(event.system_fingerprint);
+    if (!Array.isArray(choices) || usage === null || fingerprint === null) {
       throw invalidShape(event, 'not a chat.completion.chunk');
     }
     if (event.usage !== undefined && event.usage !== null) state.usage = usage;
+    if (fingerprint !== undefined) state.systemFingerprint = fingerprint;
     const choice: unknown = choices[0];
     if (choice === undefined) return;
     if (!isObject(choice)) throw invalidShape(event, 'not a chat.completion.chunk');
@@ -150,10 +161,40 @@ export class CompletionStreamReader {
     if (!isObject(delta)) throw invalidShape(event, 'delta is not an object');
     const content = contentText(delta.content);
     if (content === undefined) throw invalidShape(event, 'content is not text');
-    if (content !== '') texts.push(content);
-    if (typeof delta.refusal === 'string' && delta.refusal.length > 0) {
-      state.refused = true;
-      texts.push(delta.refusal);
+    if (content !== '') {
+      const logprobs = choice.logprobs;
+      parts.push(
+        logprobs === undefined || logprobs === null
+          ? { type: 'text', text: content }
+          : { type: 'text', text: content, logprobs },
+      );
+    }
+    const refusal = optionalString(delta.refusal);
+    if (refusal === null) throw invalidShape(event, 'refusal is not a string');
+    if (refusal !== undefined && refusal !== '') parts.push({ type: 'refusal', text: refusal });
+    if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
+      this.readToolCalls(event, delta.tool_calls, parts);
+    }
+  }
+
+  /** A delta's `tool_calls`: one part per entry, as it came (its index, id and name when given). */
+  private readToolCalls(event: unknown, calls: unknown, parts: AnswerPart[]): void {
+    if (!Array.isArray(calls)) throw invalidShape(event, 'tool_calls is not a list');
+    for (const [position, call] of (calls as unknown[]).entries()) {
+      if (!isObject(call)) throw invalidShape(event, 'a tool call is not an object');
+      // A server that streams one call per chunk without an index: its place in the list.
+      const index = call.index ?? position;
+      const id = optionalString(call.id);
+      const fn = call.function ?? undefined;
+      if (!Number.isInteger(index) || id === null || (fn !== undefined && !isObject(fn))) {
+        throw invalidShape(event, 'a tool call is not in its shape');
+      }
+      const name = fn === undefined ? undefined : optionalString(fn.name);
+      const args = fn === undefined ? undefined : optionalString(fn.arguments);
+      if (name === null || args === null) {
+        throw invalidShape(event, 'a tool call is not in its shape');
+      }
+      parts.push({ type: 'tool-call', index: index as number, id, name, arguments: args ?? '' });
     }
   }
 }

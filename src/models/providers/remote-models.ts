@@ -1,6 +1,7 @@
-// Builds AI SDK models for remote definitions (OpenAI, Anthropic, Google, OpenAI-compatible
-// servers such as Ollama, vLLM, llama.cpp, LM Studio, Groq, Together, Mistral), reading each key
-// from its environment variable only when the model is used.
+// Builds the models of remote definitions, reading each key from its environment variable only
+// when the model is used: OpenAI and OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio,
+// Groq, Together, Mistral) chat through the lean pass-through client, Anthropic and Google through
+// the AI SDK's provider packages; embeddings through the AI SDK for every provider.
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { EmbeddingModel as SdkEmbeddingModel } from 'ai';
 import type { RemoteModelDefinition, SecretSource } from '../../config/config.js';
@@ -45,11 +46,6 @@ async function languageModelOf(
 ): Promise<LanguageModelV3> {
   const apiKey = apiKeyOf(definition, secrets);
   switch (definition.provider) {
-    case 'openai': {
-      const { createOpenAI } = await import('@ai-sdk/openai');
-      // The Chat Completions API, which every OpenAI-style server also speaks.
-      return createOpenAI({ apiKey, ...baseUrlOption(definition) }).chat(definition.model);
-    }
     case 'anthropic': {
       const { createAnthropic } = await import('@ai-sdk/anthropic');
       return createAnthropic({ apiKey, ...baseUrlOption(definition) })(definition.model);
@@ -60,18 +56,9 @@ async function languageModelOf(
     }
     case 'deepgram':
       throw new Error('Deepgram offers no chat models');
-    case 'openai-compatible': {
-      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-      return createOpenAICompatible({
-        name: definition.name,
-        baseURL: definition.baseUrl ?? '',
-        fetch: keepAliveFetch,
-        ...(apiKey === undefined ? {} : { apiKey }),
-        // Usage in streamed answers needs stream_options.include_usage.
-        includeUsage: true,
-        supportsStructuredOutputs: definition.structuredOutputs,
-      }).chatModel(definition.model);
-    }
+    case 'openai':
+    case 'openai-compatible':
+      throw new Error(`${definition.provider} chat models are served by the lean client`);
   }
 }
 
@@ -113,11 +100,10 @@ export function createRemoteChatModel(
   secrets: SecretSource,
   tokens: BpeTokenCounter,
 ): ChatModel {
-  if (definition.provider === 'openai-compatible') {
-    // The lean path: no AI SDK, fetch emulation or web streams per call (docs/decisions.md).
-    return new OpenAiCompatibleChatModel(definition, apiKeyOf(definition, secrets), tokens, () =>
-      languageModelOf(definition, secrets),
-    );
+  if (definition.provider === 'openai' || definition.provider === 'openai-compatible') {
+    // One path, pass-through: no AI SDK, fetch emulation or web streams per call
+    // (docs/decisions.md).
+    return new OpenAiCompatibleChatModel(definition, apiKeyOf(definition, secrets), tokens);
   }
   return new AiSdkChatModel(definition, () => languageModelOf(definition, secrets), tokens);
 }
