@@ -401,9 +401,9 @@ describe.each(allDialects)(
         get_weather: tool({
           description: 'The weather in a city.',
           inputSchema: z.object({ city: z.string() }),
-          execute: async ({ city }) => {
+          execute: ({ city }) => {
             executed.push(city);
-            return { sky: 'clear' };
+            return Promise.resolve({ sky: 'clear' });
           },
         }),
       };

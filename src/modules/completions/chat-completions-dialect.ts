@@ -3,15 +3,41 @@
 // bodies. Plain functions over plain values; the HTTP side (routing, streaming, the reply) is
 // completions.routes.ts.
 import { InvalidParameterError } from '../../errors/app-error.js';
-import type { ChatParams, ChatTurn, ContentPart, FinishReason } from '../../models/spec.js';
+import type {
+  ChatParams,
+  ChatTurn,
+  ContentPart,
+  FinishReason,
+  ToolCall,
+} from '../../models/spec.js';
 import type { ChatOutcome, ChatStreamEvent } from '../chat/chat-service.js';
-import type { CompletionRequest } from './completions.schemas.js';
 
-/** A Chat Completions request as validated by its schema (unknown fields kept). */
-export type CompletionRequestBody = CompletionRequest & Readonly<Record<string, unknown>>;
+/** A content part as clients send it: OpenAI's parts, and an assistant's refusal part. */
+type RequestPart = ContentPart | { readonly type: 'refusal'; readonly refusal: string };
 
-type RequestMessage = CompletionRequestBody['messages'][number];
-type RequestPart = Exclude<RequestMessage['content'], string | null | undefined>[number];
+/** A message as OpenAI's clients send it (completions.schemas.ts checks its bounds). */
+interface RequestMessage {
+  readonly role: string;
+  readonly content?: string | readonly RequestPart[] | null | undefined;
+  readonly name?: string | undefined;
+  readonly tool_calls?: readonly ToolCall[] | undefined;
+  readonly tool_call_id?: string | undefined;
+  readonly refusal?: string | null | undefined;
+}
+
+/** A Chat Completions request: the fields the service reads, and every other one kept. */
+export interface CompletionRequestBody {
+  readonly model?: string | undefined;
+  readonly messages: readonly RequestMessage[];
+  readonly stream?: boolean | null | undefined;
+  readonly stream_options?: { readonly include_usage?: boolean | undefined } | null | undefined;
+  readonly temperature?: number | null | undefined;
+  readonly max_tokens?: number | null | undefined;
+  readonly max_completion_tokens?: number | null | undefined;
+  readonly user_id?: string | undefined;
+  readonly conversation_id?: string | undefined;
+  readonly [field: string]: unknown;
+}
 
 /** The chat turn a request asks for, before routing picks its model. */
 export interface CompletionCall {
@@ -68,7 +94,7 @@ export function paramsOf(body: CompletionRequestBody): ChatParams {
     Object.entries(body).filter(
       ([field, value]) => !serviceFields.has(field) && value !== null && value !== undefined,
     ),
-  ) as ChatParams;
+  );
 }
 
 /** The text of a content part list, and the list itself when it holds more than text. */
@@ -93,7 +119,7 @@ function contentOf(
     else rich = true;
   });
   const parts = rich
-    ? (content.filter((part) => part.type !== 'refusal') as ContentPart[])
+    ? content.filter((part): part is ContentPart => part.type !== 'refusal')
     : undefined;
   return { text, parts };
 }
