@@ -1,16 +1,20 @@
 // Chat and embeddings on a GGUF model loaded in this process by node-llama-cpp. Each request
 // takes one context sequence through the fair queue, renders the conversation with the model's
-// own chat template, and meters tokens with the model's own tokenizer.
+// own chat template (tool calls and results included), and meters tokens with the model's own
+// tokenizer. Structured output and forced function calls are grammars; free function calls are
+// node-llama-cpp's function calling, returned to the client rather than executed.
 import type {
-  LlamaChatSession,
-  ChatHistoryItem,
+  ChatWrapper,
   GbnfJsonSchema,
-  LlamaGrammar,
+  LLamaChatGenerateResponseOptions,
+  LlamaChat,
   LlamaContext,
   LlamaEmbeddingContext,
+  LlamaGrammar,
   LlamaModel,
 } from 'node-llama-cpp';
 import type { LocalModelDefinition } from '../../config/config.js';
+import { InvalidParameterError } from '../../errors/app-error.js';
 import {
   RequestAbortedError,
   UpstreamError,
@@ -22,9 +26,16 @@ import {
   type GenerationRequest,
   type GenerationResult,
   type StreamPart,
+  type ToolCall,
 } from '../spec.js';
 import type { FairQueue } from './fair-queue.js';
 import { countTokensGently } from '../token-budget.js';
+import {
+  forcedCallOf,
+  newToolCallId,
+  planLocalGeneration,
+  type LocalPlan,
+} from './local-request.js';
 
 /** Tokens a message's ChatML framing adds around its text (`<|im_start|>role\n … <|im_end|>\n`). */
 const perMessageFraming = 5;
@@ -32,6 +43,10 @@ const perMessageFraming = 5;
 export interface LoadedLocalModel {
   model: LlamaModel;
   context: LlamaContext;
+  /** How node-llama-cpp renders this model's conversations (from its chat template). */
+  chatWrapper: ChatWrapper;
+  /** Whether that template has a syntax of its own for function calls. */
+  callsFunctions: boolean;
 }
 
 export interface LocalModelHandle {
@@ -45,31 +60,41 @@ export interface LocalModelHandle {
   recordGenerated(tokens: number): void;
   /** A grammar that constrains sampling to JSON matching the schema (cached per schema). */
   grammarFor(schema: GbnfJsonSchema): Promise<LlamaGrammar>;
-}
-
-function historyOf(messages: readonly ChatTurn[]): { history: ChatHistoryItem[]; prompt: string } {
-  const last = messages[messages.length - 1];
-  if (last === undefined || last.role !== 'user') {
-    throw new Error('a local generation needs a final user message');
-  }
-  const history: ChatHistoryItem[] = messages.slice(0, -1).map((message) => {
-    switch (message.role) {
-      case 'system':
-        return { type: 'system', text: message.content };
-      case 'user':
-        return { type: 'user', text: message.content };
-      case 'assistant':
-      case 'tool':
-        // Tool turns are refused before a local model is asked (capability checks); a tool
-        // result that reaches here reads as the model's own context.
-        return { type: 'model', response: [message.content] };
-    }
-  });
-  return { history, prompt: last.content };
+  /** A grammar for any JSON value (response_format json_object). */
+  jsonGrammar(): Promise<LlamaGrammar>;
 }
 
 function finishReasonOf(stopReason: string): FinishReason {
-  return stopReason === 'maxTokens' ? 'length' : 'stop';
+  switch (stopReason) {
+    case 'maxTokens':
+      return 'length';
+    case 'functionCalls':
+      return 'tool_calls';
+    default:
+      return 'stop';
+  }
+}
+
+/** The checks that need the loaded model: its template and its vocabulary. */
+function checkAgainstModel(plan: LocalPlan, loaded: LoadedLocalModel, name: string): void {
+  if (plan.output.kind === 'functions' && !loaded.callsFunctions) {
+    throw new InvalidParameterError(
+      'tools',
+      `The chat template of local model '${name}' cannot call functions. Use tool_choice "required" (or name a function) to force a call under a grammar, or send the request without tools.`,
+    );
+  }
+  if (plan.sampling.logitBias === undefined) return;
+  // An id past the vocabulary would index past llama.cpp's logits.
+  const tokens = loaded.model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[] | undefined;
+  const vocabulary = tokens?.length ?? 0;
+  for (const token of plan.sampling.logitBias.keys()) {
+    if (token >= vocabulary) {
+      throw new InvalidParameterError(
+        'logit_bias',
+        `Token ${token} is not in the vocabulary of local model '${name}' (${vocabulary} tokens); 'logit_bias' takes the model's own token ids.`,
+      );
+    }
+  }
 }
 
 /**
@@ -111,11 +136,24 @@ export class LocalChatModel implements ChatModel {
 
   async generate(request: GenerationRequest): Promise<GenerationResult> {
     let text = '';
+    const toolCalls: ToolCall[] = [];
     let result: GenerationResult | undefined;
     for await (const part of this.run(request)) {
       if (part.type === 'text') text += part.text;
-      else if (part.type === 'finish') {
-        result = { text, finishReason: part.finishReason, usage: part.usage };
+      else if (part.type === 'tool-call') {
+        // Local calls arrive whole: one part each.
+        toolCalls.push({
+          id: part.id ?? newToolCallId(),
+          type: 'function',
+          function: { name: part.name ?? '', arguments: part.arguments },
+        });
+      } else if (part.type === 'finish') {
+        result = {
+          text,
+          finishReason: part.finishReason,
+          usage: part.usage,
+          ...(toolCalls.length === 0 ? {} : { toolCalls }),
+        };
       }
     }
     if (result === undefined) throw new Error('local generation ended without a result');
@@ -128,11 +166,16 @@ export class LocalChatModel implements ChatModel {
 
   async countTokens(messages: readonly ChatTurn[]): Promise<number> {
     const { model } = await this.handle.load();
+    const count = (text: string) =>
+      countTokensGently(text, (slice) => model.tokenize(slice).length);
     let total = 0;
     for (const message of messages) {
-      total +=
-        (await countTokensGently(message.content, (slice) => model.tokenize(slice).length)) +
-        perMessageFraming;
+      total += (await count(message.content)) + perMessageFraming;
+      // The template writes each call's name and arguments into the conversation.
+      for (const call of message.toolCalls ?? []) {
+        total +=
+          (await count(`${call.function.name}(${call.function.arguments})`)) + perMessageFraming;
+      }
     }
     return total;
   }
@@ -143,22 +186,38 @@ export class LocalChatModel implements ChatModel {
    */
   private async *run(request: GenerationRequest): AsyncGenerator<StreamPart> {
     const { definition } = this.handle;
+    // Refusals come before the request waits for the model.
+    const plan = planLocalGeneration(request);
+    const loaded = await this.handle.load();
+    checkAgainstModel(plan, loaded, definition.name);
+    const grammar = await this.grammarOf(plan);
     const release = await this.handle.queue.acquire(request.fairnessKey, request.signal);
     const deadline = deadlineFor(request.signal, definition.timeoutMs);
     const channel = new ChunkChannel();
     let started: StartedGeneration | undefined;
     try {
-      started = await this.start(request, deadline.signal, channel);
+      started = await this.start(request, plan, loaded, grammar, deadline.signal, channel);
       for await (const text of channel.drain()) yield { type: 'text', text };
       const { outcome, failure } = await started.generation;
       const stopped = deadline.failure(definition);
       if (stopped !== null) throw stopped;
+      // A failure of our own (a forced call left unfinished) is already written for the client.
+      if (failure instanceof UpstreamError) throw failure;
       if (failure !== undefined || outcome === undefined) {
         throw new UpstreamError(
           'upstream_error',
           `Local model '${definition.name}' failed while generating.`,
           { cause: failure },
         );
+      }
+      for (const [index, call] of outcome.toolCalls.entries()) {
+        yield {
+          type: 'tool-call',
+          index,
+          id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+        };
       }
       yield {
         type: 'finish',
@@ -172,69 +231,178 @@ export class LocalChatModel implements ChatModel {
         await started?.generation;
       }
       deadline.dispose();
-      started?.session.dispose();
+      started?.chat.dispose();
       release();
     }
   }
 
-  /** A chat session on a fresh sequence, generating into `channel` (closed when it settles). */
+  /** The grammar the output is generated under, if any; one the generator rejects is a 400. */
+  private async grammarOf(plan: LocalPlan): Promise<LlamaGrammar | undefined> {
+    const { output } = plan;
+    if (output.kind !== 'forced-call' && output.kind !== 'json') return undefined;
+    if (output.schema === undefined) return this.handle.jsonGrammar();
+    try {
+      return await this.handle.grammarFor(output.schema);
+    } catch (error) {
+      const param = output.kind === 'forced-call' ? 'tools' : 'response_format';
+      const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      throw new InvalidParameterError(
+        param,
+        `The JSON Schema in '${param}' could not be turned into a grammar for local model '${this.handle.definition.name}': ${detail}`,
+      );
+    }
+  }
+
+  /** A chat on a fresh sequence, generating into `channel` (closed when it settles). */
   private async start(
     request: GenerationRequest,
+    plan: LocalPlan,
+    loaded: LoadedLocalModel,
+    grammar: LlamaGrammar | undefined,
     signal: AbortSignal,
     channel: ChunkChannel,
   ): Promise<StartedGeneration> {
-    const { context } = await this.handle.load();
+    const { context, model, chatWrapper } = loaded;
     const sequence = context.getSequence();
     const before = sequence.tokenMeter.getState();
     // The engine imported node-llama-cpp to load the model; this takes the same module.
-    const { LlamaChatSession: ChatSession } = await import('node-llama-cpp');
-    const session = new ChatSession({ contextSequence: sequence, autoDisposeSequence: true });
+    const { LlamaChat: Chat, TokenBias } = await import('node-llama-cpp');
+    const chat = new Chat({ contextSequence: sequence, chatWrapper, autoDisposeSequence: true });
     try {
-      const { history, prompt } = historyOf(request.messages);
-      session.setChatHistory([...history]);
-      const grammar =
-        request.responseSchema === undefined
-          ? undefined
-          : await this.handle.grammarFor(request.responseSchema as GbnfJsonSchema);
-      const generation = session
-        .promptWithMeta(prompt, {
-          maxTokens: request.maxTokens,
-          ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-          ...(grammar === undefined ? {} : { grammar }),
-          signal,
-          stopOnAbortSignal: true,
-          onTextChunk: (chunk) => channel.push(chunk),
-        })
-        .then(
-          (result): GenerationEnd => {
-            const after = sequence.tokenMeter.getState();
-            this.handle.recordGenerated(after.usedOutputTokens - before.usedOutputTokens);
-            return {
-              outcome: {
-                finishReason: finishReasonOf(result.stopReason),
-                promptTokens: after.usedInputTokens - before.usedInputTokens,
-                completionTokens: after.usedOutputTokens - before.usedOutputTokens,
+      const { output, sampling } = plan;
+      let tokenBias: InstanceType<typeof TokenBias> | undefined;
+      if (sampling.logitBias !== undefined) {
+        tokenBias = TokenBias.for(model);
+        for (const [token, bias] of sampling.logitBias) {
+          // Added to the token's logit, as OpenAI does; -100 all but bans it.
+          tokenBias.set(token as Parameters<typeof tokenBias.set>[0], { logit: bias });
+        }
+      }
+      const options: LLamaChatGenerateResponseOptions<undefined> = {
+        maxTokens: request.maxTokens,
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        ...(sampling.topP === undefined ? {} : { topP: sampling.topP }),
+        ...(sampling.seed === undefined ? {} : { seed: sampling.seed }),
+        // Stop sequences end content, as OpenAI's do; a forced call is not content.
+        ...(sampling.stop === undefined || output.kind === 'forced-call'
+          ? {}
+          : { customStopTriggers: sampling.stop }),
+        ...(sampling.presencePenalty === undefined && sampling.frequencyPenalty === undefined
+          ? {}
+          : {
+              repeatPenalty: {
+                ...(sampling.presencePenalty === undefined
+                  ? {}
+                  : { presencePenalty: sampling.presencePenalty }),
+                ...(sampling.frequencyPenalty === undefined
+                  ? {}
+                  : { frequencyPenalty: sampling.frequencyPenalty }),
               },
-            };
-          },
-          (error: unknown): GenerationEnd => ({ failure: error }),
-        )
+            }),
+        ...(tokenBias === undefined ? {} : { tokenBias }),
+        signal,
+        stopOnAbortSignal: true,
+        // A forced call is JSON for the parser, not text for the client.
+        ...(output.kind === 'forced-call'
+          ? {}
+          : { onTextChunk: (chunk: string) => channel.push(chunk) }),
+        ...(grammar === undefined ? {} : { grammar }),
+      };
+      const response: Promise<ChatResponse> =
+        output.kind === 'functions'
+          ? chat.generateResponse(plan.history, {
+              ...options,
+              grammar: undefined,
+              functions: output.functions,
+              ...(output.maxParallelCalls === undefined
+                ? {}
+                : { maxParallelFunctionCalls: output.maxParallelCalls }),
+            })
+          : chat.generateResponse(plan.history, options);
+      const generation = response
+        .then((result): GenerationEnd => {
+          const after = sequence.tokenMeter.getState();
+          const completionTokens = after.usedOutputTokens - before.usedOutputTokens;
+          this.handle.recordGenerated(completionTokens);
+          const usage = {
+            promptTokens: after.usedInputTokens - before.usedInputTokens,
+            completionTokens,
+          };
+          const finishReason = finishReasonOf(result.metadata.stopReason);
+          if (output.kind === 'forced-call') {
+            return this.forcedOutcome(result.response, output.names, finishReason, usage, request);
+          }
+          const calls = result.functionCalls ?? [];
+          return {
+            outcome: {
+              finishReason: calls.length > 0 ? 'tool_calls' : finishReason,
+              toolCalls: calls.map((call) => ({
+                id: newToolCallId(),
+                type: 'function' as const,
+                function: {
+                  name: call.functionName,
+                  arguments: JSON.stringify(call.params ?? {}),
+                },
+              })),
+              ...usage,
+            },
+          };
+        })
+        .catch((error: unknown): GenerationEnd => ({ failure: error }))
         .finally(() => channel.close());
-      return { session, generation };
+      return { chat, generation };
     } catch (error) {
-      session.dispose();
+      chat.dispose();
       throw error;
     }
   }
+
+  /** The one call a forced generation wrote; running out of tokens first leaves no call. */
+  private forcedOutcome(
+    text: string,
+    names: ReadonlySet<string>,
+    finishReason: FinishReason,
+    usage: { promptTokens: number; completionTokens: number },
+    request: GenerationRequest,
+  ): GenerationEnd {
+    const call = forcedCallOf(text, names);
+    if (call === null) {
+      return {
+        failure: new UpstreamError(
+          'upstream_error',
+          finishReason === 'length'
+            ? `Local model '${this.handle.definition.name}' reached max_tokens (${request.maxTokens}) before it finished writing the function call; raise max_tokens.`
+            : `Local model '${this.handle.definition.name}' did not write a complete function call.`,
+          { fallbackWorthy: false, cause: new Error(`forced call output: ${text.slice(0, 200)}`) },
+        ),
+      };
+    }
+    return { outcome: { finishReason: 'tool_calls', toolCalls: [call], ...usage } };
+  }
+}
+
+/** What is read of node-llama-cpp's answer (its type follows function schemas known at compile time). */
+interface ChatResponse {
+  readonly response: string;
+  readonly metadata: { readonly stopReason: string };
+  readonly functionCalls?: ReadonlyArray<{
+    readonly functionName: string;
+    readonly params: unknown;
+  }>;
 }
 
 interface GenerationEnd {
-  outcome?: { finishReason: FinishReason; promptTokens: number; completionTokens: number };
+  outcome?: {
+    finishReason: FinishReason;
+    toolCalls: readonly ToolCall[];
+    promptTokens: number;
+    completionTokens: number;
+  };
   failure?: unknown;
 }
 
 interface StartedGeneration {
-  session: LlamaChatSession;
+  chat: LlamaChat;
   /** Settles (never rejects) when generation ends, with its outcome or its failure. */
   generation: Promise<GenerationEnd>;
 }
@@ -250,6 +418,8 @@ class ChunkChannel {
   }
 
   push(chunk: string): void {
+    // node-llama-cpp reports empty chunks around function calls: nothing for the client.
+    if (chunk === '') return;
     this.pending.push(chunk);
     this.wake?.();
   }

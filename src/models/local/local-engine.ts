@@ -3,7 +3,14 @@
 // models on first use, and fetches missing ones in the background when configured to.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { GbnfJsonSchema, Llama, LlamaEmbeddingContext, LlamaGrammar } from 'node-llama-cpp';
+import { LRUCache } from 'lru-cache';
+import type {
+  ChatWrapper,
+  GbnfJsonSchema,
+  Llama,
+  LlamaEmbeddingContext,
+  LlamaGrammar,
+} from 'node-llama-cpp';
 import type { Logger } from 'pino';
 import type { LocalModelDefinition } from '../../config/config.js';
 import { UpstreamError, type ChatModel, type EmbeddingModel } from '../spec.js';
@@ -86,6 +93,17 @@ function howToGet(definition: LocalModelDefinition): string {
   return `${pull}${pull === '' ? 'Place' : 'place'} the GGUF file at ${definition.file}, or configure another model (see docs/models.md).`;
 }
 
+/**
+ * Whether the model's chat template has a syntax for function calls. Every node-llama-cpp chat
+ * wrapper can render calls, but those without one of their own fall back to a generic
+ * `||call: name(…)` text the model was never trained on: those do not count.
+ */
+async function callsFunctions(wrapper: ChatWrapper): Promise<boolean> {
+  const { ChatWrapper: BaseWrapper, JinjaTemplateChatWrapper } = await import('node-llama-cpp');
+  if (wrapper instanceof JinjaTemplateChatWrapper) return wrapper.usingJinjaFunctionCallTemplate;
+  return wrapper.settings.functions !== BaseWrapper.defaultSettings.functions;
+}
+
 class LocalModel implements LocalModelHandle {
   readonly queue: FairQueue;
   readonly embeddingQueue: FairQueue;
@@ -103,7 +121,12 @@ class LocalModel implements LocalModelHandle {
     this.generatedTokens += tokens;
   }
 
-  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
+  /**
+   * Grammars by schema text. Clients send schemas of their own (tools, response_format), so the
+   * cache is bounded; a grammar compiled again costs milliseconds.
+   */
+  private readonly grammars = new LRUCache<string, Promise<LlamaGrammar>>({ max: 64 });
+  private json: Promise<LlamaGrammar> | undefined;
 
   grammarFor(schema: GbnfJsonSchema): Promise<LlamaGrammar> {
     const key = JSON.stringify(schema);
@@ -116,9 +139,16 @@ class LocalModel implements LocalModelHandle {
         ) => Promise<LlamaGrammar>;
         return create(schema);
       });
+      // A schema the grammar generator chokes on is not kept: the next request tries again.
+      grammar.catch(() => this.grammars.delete(key));
       this.grammars.set(key, grammar);
     }
     return grammar;
+  }
+
+  jsonGrammar(): Promise<LlamaGrammar> {
+    this.json ??= this.llama().then((llama) => llama.getGrammarFor('json'));
+    return this.json;
   }
 
   constructor(
@@ -164,7 +194,10 @@ class LocalModel implements LocalModelHandle {
         sequences: definition.parallel,
         threads: definition.threads,
       });
-      return { model, context };
+      const { resolveChatWrapper } = await import('node-llama-cpp');
+      // Resolved once: for a Jinja template it renders the template several times over.
+      const chatWrapper = resolveChatWrapper(model);
+      return { model, context, chatWrapper, callsFunctions: await callsFunctions(chatWrapper) };
     } catch (error) {
       const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
       this.state = {

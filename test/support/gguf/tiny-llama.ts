@@ -51,6 +51,13 @@ export interface TinyLlamaOptions {
   headCountKv?: number;
   feedForwardLength?: number;
   name?: string;
+  /** `tokenizer.chat_template`; the ChatML one by default. */
+  chatTemplate?: string;
+  /**
+   * Control tokens appended after the whole vocabulary (so every other id stays as documented),
+   * e.g. a template's `<tool_call>` marker that a test biases the model towards.
+   */
+  extraControlTokens?: readonly string[];
 }
 
 // SentencePiece's word-boundary marker; the tokenizer turns spaces into it before lookup.
@@ -72,7 +79,7 @@ interface Vocabulary {
   types: number[];
 }
 
-function buildVocabulary(): Vocabulary {
+function buildVocabulary(extraControlTokens: readonly string[]): Vocabulary {
   const vocabulary: Vocabulary = { tokens: [], scores: [], types: [] };
   const add = (token: string, type: number, score = 0): void => {
     vocabulary.tokens.push(token);
@@ -99,6 +106,7 @@ function buildVocabulary(): Vocabulary {
   // Falling scores mimic SentencePiece's log-probabilities; only their order matters for merges.
   let rank = 0;
   for (const piece of pieces) add(piece, tokenType.normal, -++rank);
+  for (const token of extraControlTokens) add(token, tokenType.control);
   return vocabulary;
 }
 
@@ -133,7 +141,7 @@ export async function writeTinyLlamaGguf(
     throw new Error('headCount must be a multiple of headCountKv');
   }
 
-  const vocabulary = buildVocabulary();
+  const vocabulary = buildVocabulary(options.extraControlTokens ?? []);
   const vocabularySize = vocabulary.tokens.length;
   const random = createRandom(settings.seed);
 
@@ -210,7 +218,10 @@ export async function writeTinyLlamaGguf(
     // SPM's default would insert a space after every special token ("<|im_start|> user"), so the
     // prompt would no longer be what the ChatML template renders.
     'tokenizer.ggml.add_space_prefix': { type: 'bool', value: false },
-    'tokenizer.chat_template': { type: 'string', value: tinyLlamaChatTemplate },
+    'tokenizer.chat_template': {
+      type: 'string',
+      value: options.chatTemplate ?? tinyLlamaChatTemplate,
+    },
   };
   await writeGgufFile(filePath, { metadata, tensors });
 }
