@@ -21,6 +21,7 @@ import type { SpeechEngines } from './speech/speech-engines.js';
 import type { SpeechModel, TranscriptionModel } from './speech/speech-models.js';
 import type { BpeTokenCounter } from './bpe-token-counter.js';
 import type { LocalEngine } from './local/local-engine.js';
+import { imageFetcherFromConfig } from './providers/fetched-images.js';
 import { createRemoteChatModel, createRemoteEmbeddingModel } from './providers/remote-models.js';
 import type { ChatModel, EmbeddingModel } from './spec.js';
 
@@ -86,7 +87,13 @@ export const modelKinds: { readonly [K in ModelType]: ModelKindEntry<K> } = {
       const connection = connectionOf(definition);
       if (connection.kind === 'local') return context.local.chatModel(connection.definition);
       if (connection.kind === 'engine') throw unsupported(definition, 'chat');
-      return createRemoteChatModel(connection.definition, context.secrets, context.tokens);
+      return createRemoteChatModel(
+        connection.definition,
+        context.secrets,
+        context.tokens,
+        // Image URLs a provider cannot fetch: fetched under the web agent's address policy.
+        imageFetcherFromConfig(context.config.web),
+      );
     },
     configuredDefault: (config) => config.models.defaultModel,
   },

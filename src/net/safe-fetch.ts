@@ -1,11 +1,13 @@
 // Fetches a user-supplied http(s) URL without letting it reach internal services (SSRF): every hop's
 // addresses are checked and the socket connects to exactly those, under one deadline and a byte cap.
+// A page is read as text (safeFetch); an image a provider needs as bytes is read as is
+// (safeFetchBinary), through the same checks.
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { AppConfig } from '../config/config.js';
 import { TargetAllowList } from './address-policy.js';
-import { acceptHeader, decodeBody } from './body-decoding.js';
+import { acceptHeader, decodeBody, parseContentType } from './body-decoding.js';
 import { checkContentType, readBody } from './fetch-body.js';
 import {
   bareHost,
@@ -75,6 +77,7 @@ function openRequest(
   url: URL,
   addresses: ResolvedAddress[],
   options: SafeFetchOptions,
+  accept: string,
   signal: AbortSignal,
 ): Promise<http.IncomingMessage> {
   const host = bareHost(url);
@@ -91,7 +94,7 @@ function openRequest(
     method: 'GET',
     headers: {
       'user-agent': options.userAgent,
-      accept: acceptHeader,
+      accept,
       'accept-encoding': 'gzip, deflate, br',
     },
     // A fresh socket per hop: a pooled one could have been opened for another check.
@@ -108,18 +111,23 @@ function openRequest(
   });
 }
 
-type Hop =
-  | { kind: 'redirect'; location: string }
-  | { kind: 'page'; page: Omit<SafeFetchResult, 'url' | 'redirects'> };
+/** How a hop's 2xx answer is read: what it asks for, and how its body becomes the result. */
+interface BodyReading<T> {
+  accept: string;
+  read(response: http.IncomingMessage, url: URL, signal: AbortSignal): Promise<T>;
+}
 
-/** One request to checked addresses: a redirect to follow, or the page. */
-async function fetchHop(
+type Hop<T> = { kind: 'redirect'; location: string } | { kind: 'body'; body: T };
+
+/** One request to checked addresses: a redirect to follow, or the body as `reading` reads it. */
+async function fetchHop<T>(
   url: URL,
   addresses: ResolvedAddress[],
   options: SafeFetchOptions,
+  reading: BodyReading<T>,
   signal: AbortSignal,
-): Promise<Hop> {
-  const response = await openRequest(url, addresses, options, signal);
+): Promise<Hop<T>> {
+  const response = await openRequest(url, addresses, options, reading.accept, signal);
   try {
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
@@ -130,18 +138,33 @@ async function fetchHop(
       const message = `${shown(url)} answered HTTP ${status}.`;
       throw new WebFetchError('http_error', url.href, message, { status });
     }
-    const contentType = checkContentType(response, url);
-    const { body, truncated } = await readBody(response, url, options, signal);
-    const { text, encoding } = decodeBody(body, contentType, truncated);
-    const mediaType = contentType.mediaType;
-    return {
-      kind: 'page',
-      page: { status, contentType: mediaType, encoding, text, bytes: body.length, truncated },
-    };
+    return { kind: 'body', body: await reading.read(response, url, signal) };
   } finally {
     // This hop's connection is done either way: a redirect's or a refused answer's body is not read.
     response.destroy();
   }
+}
+
+/** A page's text: of an accepted text media type, decoded with its character encoding. */
+function pageReading(
+  options: SafeFetchOptions,
+): BodyReading<Omit<SafeFetchResult, 'url' | 'redirects'>> {
+  return {
+    accept: acceptHeader,
+    async read(response, url, signal) {
+      const contentType = checkContentType(response, url);
+      const { body, truncated } = await readBody(response, url, options, signal);
+      const { text, encoding } = decodeBody(body, contentType, truncated);
+      return {
+        status: response.statusCode ?? 0,
+        contentType: contentType.mediaType,
+        encoding,
+        text,
+        bytes: body.length,
+        truncated,
+      };
+    },
+  };
 }
 
 /** Fetches a page for reading: http(s) only, SSRF-checked on every hop, bounded in time and size. */
@@ -149,6 +172,62 @@ export async function safeFetch(
   input: string,
   options: SafeFetchOptions,
 ): Promise<SafeFetchResult> {
+  const { url, redirects, body } = await fetchChecked(input, options, pageReading(options));
+  return { url, redirects, ...body };
+}
+
+export interface SafeFetchBinaryResult {
+  /** The URL that answered, after redirects. */
+  url: string;
+  /** Lower-case media type without parameters, e.g. `image/png`. */
+  contentType: string;
+  /** The body as sent (after content decoding), at most `maxBytes`. */
+  data: Buffer;
+}
+
+/** Which media types a binary fetch takes: the `accept` header sent, and the test of the answer. */
+export interface BinaryAccept {
+  header: string;
+  accepts(mediaType: string): boolean;
+  /** How refusals name what was expected: "image/* content". */
+  description: string;
+}
+
+/**
+ * Fetches a body as bytes (an image a provider needs inline) under the same address checks and
+ * limits as a page; a body of another media type, or larger than `maxBytes`, is refused.
+ */
+export async function safeFetchBinary(
+  input: string,
+  options: SafeFetchOptions,
+  accept: BinaryAccept,
+): Promise<SafeFetchBinaryResult> {
+  const refusing: SafeFetchOptions = { ...options, onTooLarge: 'refuse' };
+  const { url, body } = await fetchChecked(input, refusing, {
+    accept: accept.header,
+    async read(response, url, signal) {
+      const { mediaType } = parseContentType(response.headers['content-type']);
+      if (!accept.accepts(mediaType)) {
+        const what = mediaType === '' ? 'no content type' : `content type '${mediaType}'`;
+        throw new WebFetchError(
+          'unsupported_content_type',
+          url.href,
+          `${shown(url)} answered with ${what}; only ${accept.description} is accepted.`,
+        );
+      }
+      const { body } = await readBody(response, url, refusing, signal);
+      return { contentType: mediaType, data: body };
+    },
+  });
+  return { url, ...body };
+}
+
+/** The checked fetch itself: every hop's target checked, redirects bounded, one deadline. */
+async function fetchChecked<T>(
+  input: string,
+  options: SafeFetchOptions,
+  reading: BodyReading<T>,
+): Promise<{ url: string; redirects: string[]; body: T }> {
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
   const signal =
@@ -161,8 +240,8 @@ export async function safeFetch(
   try {
     for (;;) {
       const addresses = await checkTarget(url, options, signal, refusal);
-      const hop = await fetchHop(url, addresses, options, signal);
-      if (hop.kind === 'page') return { url: url.href, redirects, ...hop.page };
+      const hop = await fetchHop(url, addresses, options, reading, signal);
+      if (hop.kind === 'body') return { url: url.href, redirects, body: hop.body };
       const from = url;
       url = parseTarget(hop.location, from);
       if (redirects.length >= options.maxRedirects) {

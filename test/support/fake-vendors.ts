@@ -7,15 +7,32 @@ import type { AddressInfo, Socket } from 'node:net';
 
 export type Vendor = 'anthropic' | 'google';
 
-/** A normal answer: `chunks` are the streamed text deltas (default: the words of `text`). */
+/** A function call in an answer: Anthropic's `tool_use` block, Google's `functionCall` part. */
+export interface VendorToolCall {
+  /** Anthropic: the block's id (default `toolu_…`); Google: the call's id (default: none sent). */
+  id?: string;
+  name: string;
+  input: Record<string, unknown>;
+  /** Anthropic streaming: the `input_json_delta` fragments (default: the JSON cut in three). */
+  fragments?: string[];
+}
+
+/**
+ * A normal answer: `chunks` are the streamed text deltas (default: the words of `text`). With
+ * `toolCalls`, the text defaults to none, and Anthropic's stop reason to `tool_use`.
+ */
 export interface VendorReply {
   kind: 'reply';
   text?: string;
   chunks?: string[];
+  toolCalls?: VendorToolCall[];
   /** The vendor's own finish reason (`end_turn`, `max_tokens`; `STOP`, `MAX_TOKENS`, `SAFETY`). */
   finish?: string;
+  /** Anthropic: `input_tokens` (which excludes cached tokens); Google: `promptTokenCount`. */
   inputTokens?: number;
   outputTokens?: number;
+  /** Anthropic `cache_read_input_tokens`; Google `cachedContentTokenCount` (part of the prompt). */
+  cachedTokens?: number;
 }
 
 /** An HTTP error in the vendor's error shape, with extra headers (retry-after). */
@@ -70,6 +87,12 @@ const countWords = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
 function words(text: string): string[] {
   return text.split(/(?<=\s)/).filter(Boolean);
+}
+
+/** A JSON text in three pieces, as Anthropic streams a tool call's input. */
+function thirds(json: string): string[] {
+  const step = Math.ceil(json.length / 3);
+  return [json.slice(0, step), json.slice(step, 2 * step), json.slice(2 * step)].filter(Boolean);
 }
 
 const anthropicErrorTypes: Record<number, string> = {
@@ -139,9 +162,13 @@ export async function startFakeVendor(vendor: Vendor): Promise<FakeVendor> {
       return;
     }
     const prompt = lastUserText(vendor, request.body);
+    const toolCalls = (behaviour.kind === 'reply' ? (behaviour.toolCalls ?? []) : []).map(
+      (call) => ({ ...call, id: call.id ?? `toolu_${randomBytes(8).toString('hex')}` }),
+    );
+    const cachedTokens = behaviour.kind === 'reply' ? behaviour.cachedTokens : undefined;
     const text =
       behaviour.kind === 'reply'
-        ? (behaviour.text ?? `Echo: ${prompt}`)
+        ? (behaviour.text ?? (toolCalls.length > 0 ? '' : `Echo: ${prompt}`))
         : 'partial answer that is cut';
     const chunks = behaviour.kind === 'reply' ? (behaviour.chunks ?? words(text)) : words(text);
     const inputTokens =
@@ -150,8 +177,27 @@ export async function startFakeVendor(vendor: Vendor): Promise<FakeVendor> {
       behaviour.kind === 'reply' ? (behaviour.outputTokens ?? countWords(text)) : 0;
     const finish =
       behaviour.kind === 'reply'
-        ? (behaviour.finish ?? (vendor === 'anthropic' ? 'end_turn' : 'STOP'))
+        ? (behaviour.finish ??
+          (vendor === 'google' ? 'STOP' : toolCalls.length > 0 ? 'tool_use' : 'end_turn'))
         : undefined;
+    const anthropicUsage = (output: number) => ({
+      input_tokens: inputTokens,
+      output_tokens: output,
+      ...(cachedTokens === undefined
+        ? {}
+        : { cache_read_input_tokens: cachedTokens, cache_creation_input_tokens: 0 }),
+    });
+    const googleCache = cachedTokens === undefined ? {} : { cachedContentTokenCount: cachedTokens };
+    // Google sends a call's id only on some API versions: only when the test gave one.
+    const googleCalls = (behaviour.kind === 'reply' ? (behaviour.toolCalls ?? []) : []).map(
+      (call) => ({
+        functionCall: {
+          ...(call.id === undefined ? {} : { id: call.id }),
+          name: call.name,
+          args: call.input,
+        },
+      }),
+    );
     const model = typeof request.body.model === 'string' ? request.body.model : 'gemini-fake-001';
     const id = `msg_${randomBytes(12).toString('hex')}`;
     if (!request.stream) {
@@ -164,19 +210,38 @@ export async function startFakeVendor(vendor: Vendor): Promise<FakeVendor> {
               type: 'message',
               role: 'assistant',
               model,
-              content: [{ type: 'text', text }],
+              content: [
+                ...(text === '' && toolCalls.length > 0 ? [] : [{ type: 'text', text }]),
+                ...toolCalls.map((call) => ({
+                  type: 'tool_use',
+                  id: call.id,
+                  name: call.name,
+                  input: call.input,
+                })),
+              ],
               stop_reason: finish,
               stop_sequence: null,
-              usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+              usage: anthropicUsage(outputTokens),
             }
           : {
               candidates: [
-                { content: { parts: [{ text }], role: 'model' }, finishReason: finish, index: 0 },
+                {
+                  content: {
+                    parts: [
+                      ...(text === '' && googleCalls.length > 0 ? [] : [{ text }]),
+                      ...googleCalls,
+                    ],
+                    role: 'model',
+                  },
+                  finishReason: finish,
+                  index: 0,
+                },
               ],
               usageMetadata: {
                 promptTokenCount: inputTokens,
                 candidatesTokenCount: outputTokens,
                 totalTokenCount: inputTokens + outputTokens,
+                ...googleCache,
               },
               modelVersion: 'gemini-fake-001',
               responseId: id,
@@ -201,16 +266,19 @@ export async function startFakeVendor(vendor: Vendor): Promise<FakeVendor> {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { input_tokens: inputTokens, output_tokens: 1 },
+          usage: anthropicUsage(1),
         },
       });
-      event(response, 'content_block_start', {
-        type: 'content_block_start',
-        index: 0,
-        content_block: { type: 'text', text: '' },
-      });
+      const withText = !(text === '' && toolCalls.length > 0);
+      if (withText) {
+        event(response, 'content_block_start', {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'text', text: '' },
+        });
+      }
       event(response, 'ping', { type: 'ping' });
-      for (const chunk of chunks.slice(0, limit)) {
+      for (const chunk of withText ? chunks.slice(0, limit) : []) {
         event(response, 'content_block_delta', {
           type: 'content_block_delta',
           index: 0,
@@ -221,7 +289,23 @@ export async function startFakeVendor(vendor: Vendor): Promise<FakeVendor> {
         cutAfterFlush(response);
         return;
       }
-      event(response, 'content_block_stop', { type: 'content_block_stop', index: 0 });
+      if (withText) event(response, 'content_block_stop', { type: 'content_block_stop', index: 0 });
+      toolCalls.forEach((call, position) => {
+        const index = position + (withText ? 1 : 0);
+        event(response, 'content_block_start', {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+        });
+        for (const fragment of call.fragments ?? thirds(JSON.stringify(call.input))) {
+          event(response, 'content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: fragment },
+          });
+        }
+        event(response, 'content_block_stop', { type: 'content_block_stop', index });
+      });
       event(response, 'message_delta', {
         type: 'message_delta',
         delta: { stop_reason: finish, stop_sequence: null },
@@ -231,12 +315,18 @@ export async function startFakeVendor(vendor: Vendor): Promise<FakeVendor> {
       response.end();
       return;
     }
-    chunks.slice(0, limit).forEach((chunk, index) => {
-      const last = behaviour.kind === 'reply' && index === chunks.length - 1;
+    // Google: a chunk per text delta, then a chunk per function call (whole: Google does not
+    // stream a call's arguments); the last chunk carries the finish reason and the usage.
+    const parts: unknown[] = [
+      ...chunks.slice(0, limit).map((chunk) => ({ text: chunk })),
+      ...(behaviour.kind === 'cut' ? [] : googleCalls),
+    ];
+    parts.forEach((part, index) => {
+      const last = behaviour.kind === 'reply' && index === parts.length - 1;
       event(response, 'chunk', {
         candidates: [
           {
-            content: { parts: [{ text: chunk }], role: 'model' },
+            content: { parts: [part], role: 'model' },
             ...(last ? { finishReason: finish } : {}),
             index: 0,
           },
@@ -244,7 +334,11 @@ export async function startFakeVendor(vendor: Vendor): Promise<FakeVendor> {
         usageMetadata: {
           promptTokenCount: inputTokens,
           ...(last
-            ? { candidatesTokenCount: outputTokens, totalTokenCount: inputTokens + outputTokens }
+            ? {
+                candidatesTokenCount: outputTokens,
+                totalTokenCount: inputTokens + outputTokens,
+                ...googleCache,
+              }
             : { totalTokenCount: inputTokens }),
         },
         modelVersion: 'gemini-fake-001',

@@ -1,18 +1,30 @@
-// A ChatModel over any Vercel AI SDK language model (OpenAI, Anthropic, Google, OpenAI-compatible):
-// retries with retry-after come from the SDK; timeouts, aborts and the mapping of failures to the
-// contract's 502/503/504 are added here, without letting upstream bodies or secrets through.
+// A ChatModel over an AI SDK provider model (Anthropic, Google, OpenAI): the request translated by
+// ./ai-sdk-translation.ts (tools, images, response formats, sampling; 400 for what the provider
+// cannot honour); retries with retry-after (./retry.ts), timeouts, aborts and the mapping of
+// failures to the contract's 502/503/504 added here, without letting upstream bodies or secrets
+// through.
 import {
   APICallError,
   JSONParseError,
   TypeValidationError,
   type LanguageModelV3,
-  type LanguageModelV3FinishReason,
-  type LanguageModelV3Prompt,
+  type LanguageModelV3CallOptions,
   type LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
 import type { EmbeddingModel as SdkEmbeddingModel } from 'ai';
 import type { RemoteModelDefinition } from '../../config/config.js';
+import type { AppError } from '../../errors/app-error.js';
 import type { BpeTokenCounter } from '../bpe-token-counter.js';
+import {
+  finishReasonOf,
+  refusalOfWarnings,
+  StreamedToolCalls,
+  tokenDetailsOf,
+  toCallOptions,
+  toolCallsOf,
+  type ImageFetcher,
+  type TranslationTarget,
+} from './ai-sdk-translation.js';
 import { explainDeadlineFailure } from './deadline-failure.js';
 import { RetriesExhaustedError, withRetries } from './retry.js';
 import {
@@ -22,19 +34,10 @@ import {
   type ChatTurn,
   type EmbeddingModel,
   type EmbeddingResult,
-  type FinishReason,
   type GenerationRequest,
   type GenerationResult,
   type StreamPart,
 } from '../spec.js';
-
-type SdkFinishReason = LanguageModelV3FinishReason['unified'];
-
-function finishReasonOf(reason: SdkFinishReason | undefined): FinishReason {
-  if (reason === 'stop' || reason === 'length') return reason;
-  if (reason === 'content-filter') return 'content_filter';
-  return 'other';
-}
 
 /**
  * Aborts when the client goes away, when the whole answer takes longer than `totalMs`, or (for a
@@ -206,16 +209,11 @@ export function describeUpstreamFailure(
   );
 }
 
-/** The AI SDK's specification prompt: system prompts as system messages, never as user text. */
-function toPrompt(messages: readonly ChatTurn[]): LanguageModelV3Prompt {
-  return messages.map((message) =>
-    message.role === 'system'
-      ? { role: 'system', content: message.content }
-      : {
-          role: message.role === 'tool' ? 'user' : message.role,
-          content: [{ type: 'text', text: message.content }],
-        },
-  );
+/** A call ready to be sent: the provider's model and everything of the call but its signal. */
+interface PreparedCall {
+  readonly model: LanguageModelV3;
+  readonly target: TranslationTarget;
+  readonly options: Omit<LanguageModelV3CallOptions, 'abortSignal'>;
 }
 
 /**
@@ -226,12 +224,15 @@ function toPrompt(messages: readonly ChatTurn[]): LanguageModelV3Prompt {
  */
 export class AiSdkChatModel implements ChatModel {
   private loaded: Promise<LanguageModelV3> | undefined;
+  private translationTarget: Promise<TranslationTarget> | undefined;
 
   constructor(
     private readonly definition: RemoteModelDefinition,
     /** Builds the provider's model (importing its package) on the first call. */
     private readonly load: () => Promise<LanguageModelV3>,
     private readonly tokens: BpeTokenCounter,
+    /** Fetches the image URLs the provider cannot fetch itself; absent: they are refused. */
+    private readonly fetchImage?: ImageFetcher,
   ) {}
 
   private model(): Promise<LanguageModelV3> {
@@ -239,41 +240,36 @@ export class AiSdkChatModel implements ChatModel {
     return this.loaded;
   }
 
-  private callOptions(request: GenerationRequest, signal: AbortSignal) {
-    return {
-      prompt: toPrompt(request.messages),
-      maxOutputTokens: request.maxTokens,
-      ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-      ...(request.responseSchema === undefined
-        ? {}
-        : {
-            responseFormat: {
-              type: 'json' as const,
-              schema: request.responseSchema,
-              name: 'result',
-            },
-          }),
-      abortSignal: signal,
-    };
+  /** What the translation needs of this model: read once, with the model. */
+  private target(): Promise<TranslationTarget> {
+    this.translationTarget ??= this.model().then(async (model) => ({
+      provider: this.definition.provider,
+      modelId: this.definition.model,
+      modelName: this.definition.name,
+      supportedUrls: await model.supportedUrls,
+      fetchImage: this.fetchImage,
+    }));
+    return this.translationTarget;
+  }
+
+  /**
+   * Translates the request before any upstream call: a parameter the provider cannot honour is
+   * refused here (InvalidParameterError), and image URLs it cannot fetch are fetched here.
+   */
+  private async prepare(request: GenerationRequest): Promise<PreparedCall> {
+    const [model, target] = await Promise.all([this.model(), this.target()]);
+    return { model, target, options: await toCallOptions(request, target) };
   }
 
   async generate(request: GenerationRequest): Promise<GenerationResult> {
+    const { model, target, options } = await this.prepare(request);
     const deadline = new Deadline(request.signal, this.definition.timeoutMs);
+    let result: Awaited<ReturnType<LanguageModelV3['doGenerate']>>;
     try {
-      const result = await withRetries(
-        async () => (await this.model()).doGenerate(this.callOptions(request, deadline.signal)),
+      result = await withRetries(
+        () => model.doGenerate({ ...options, abortSignal: deadline.signal }),
         { maxRetries: this.definition.maxRetries, signal: deadline.signal },
       );
-      const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-      return {
-        text,
-        finishReason: finishReasonOf(result.finishReason.unified),
-        usage: {
-          promptTokens:
-            result.usage.inputTokens.total ?? (await this.countTokens(request.messages)),
-          completionTokens: result.usage.outputTokens.total ?? (await this.tokens.countText(text)),
-        },
-      };
     } catch (error) {
       throw deadline.explain(error, (cause) =>
         describeUpstreamFailure(this.definition.name, cause),
@@ -281,9 +277,25 @@ export class AiSdkChatModel implements ChatModel {
     } finally {
       deadline.dispose();
     }
+    const refusal = refusalOfWarnings(result.warnings, request, target);
+    if (refusal !== null) throw refusal;
+    const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+    const toolCalls = toolCallsOf(result.content);
+    const written = text + (toolCalls ?? []).map((call) => call.function.arguments).join('');
+    return {
+      text,
+      finishReason: finishReasonOf(result.finishReason.unified),
+      usage: {
+        promptTokens: result.usage.inputTokens.total ?? (await this.countTokens(request.messages)),
+        completionTokens: result.usage.outputTokens.total ?? (await this.tokens.countText(written)),
+        ...tokenDetailsOf(result.usage),
+      },
+      ...(toolCalls === undefined ? {} : { toolCalls }),
+    };
   }
 
   async *stream(request: GenerationRequest): AsyncIterable<StreamPart> {
+    const { model, target, options } = await this.prepare(request);
     const deadline = new Deadline(
       request.signal,
       this.definition.timeoutMs,
@@ -291,12 +303,14 @@ export class AiSdkChatModel implements ChatModel {
     );
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
     let text = '';
+    const toolCalls = new StreamedToolCalls();
     let failure: unknown = undefined;
+    let refusal: AppError | null = null;
     let phase: FailurePhase = 'request';
     try {
       // Retries cover opening the stream; once text flows, a failure ends it.
       const { stream } = await withRetries(
-        async () => (await this.model()).doStream(this.callOptions(request, deadline.signal)),
+        () => model.doStream({ ...options, abortSignal: deadline.signal }),
         {
           maxRetries: this.definition.maxRetries,
           signal: deadline.signal,
@@ -310,13 +324,19 @@ export class AiSdkChatModel implements ChatModel {
         if (next.done) break;
         deadline.restart();
         const part = next.value;
-        if (part.type === 'text-delta' && part.delta !== '') {
+        if (part.type === 'text-delta') {
+          if (part.delta === '') continue;
           text += part.delta;
           yield { type: 'text', text: part.delta };
+        } else if (part.type === 'stream-start') {
+          // The SDK's warnings come first, before any answer: a dropped parameter ends it here.
+          refusal = refusalOfWarnings(part.warnings, request, target);
+          if (refusal !== null) break;
         } else if (part.type === 'error') {
           failure = part.error;
           break;
         } else if (part.type === 'finish') {
+          const written = text + toolCalls.argumentsText();
           yield {
             type: 'finish',
             finishReason: finishReasonOf(part.finishReason.unified),
@@ -324,10 +344,13 @@ export class AiSdkChatModel implements ChatModel {
               promptTokens:
                 part.usage.inputTokens.total ?? (await this.countTokens(request.messages)),
               completionTokens:
-                part.usage.outputTokens.total ?? (await this.tokens.countText(text)),
+                part.usage.outputTokens.total ?? (await this.tokens.countText(written)),
+              ...tokenDetailsOf(part.usage),
             },
           };
           return;
+        } else {
+          yield* toolCalls.translate(part);
         }
       }
     } catch (error) {
@@ -339,6 +362,7 @@ export class AiSdkChatModel implements ChatModel {
       deadline.cancel();
       await reader?.cancel().catch(() => undefined);
     }
+    if (refusal !== null) throw refusal;
     const endedEarly = failure === undefined;
     throw deadline.explain(failure, (cause) =>
       endedEarly

@@ -8,6 +8,7 @@ import type { RemoteModelDefinition, SecretSource } from '../../config/config.js
 import type { BpeTokenCounter } from '../bpe-token-counter.js';
 import type { ChatModel, EmbeddingModel } from '../spec.js';
 import { AiSdkChatModel, AiSdkEmbeddingModel } from './ai-sdk-chat-model.js';
+import type { ImageFetcher } from './ai-sdk-translation.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { OpenAiCompatibleChatModel } from './openai-compatible-chat-model.js';
 
@@ -99,13 +100,20 @@ export function createRemoteChatModel(
   definition: RemoteModelDefinition,
   secrets: SecretSource,
   tokens: BpeTokenCounter,
+  /** Fetches image URLs a provider cannot fetch itself; absent: such images are refused (400). */
+  fetchImage?: ImageFetcher,
 ): ChatModel {
   if (definition.provider === 'openai' || definition.provider === 'openai-compatible') {
     // One path, pass-through: no AI SDK, fetch emulation or web streams per call
     // (docs/decisions.md).
     return new OpenAiCompatibleChatModel(definition, apiKeyOf(definition, secrets), tokens);
   }
-  return new AiSdkChatModel(definition, () => languageModelOf(definition, secrets), tokens);
+  return new AiSdkChatModel(
+    definition,
+    () => languageModelOf(definition, secrets),
+    tokens,
+    fetchImage,
+  );
 }
 
 export function createRemoteEmbeddingModel(
