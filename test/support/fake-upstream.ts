@@ -322,6 +322,30 @@ const requiredFields: Record<UpstreamEndpoint, string[]> = {
 };
 
 /** The texts of an embeddings `input`: a string, strings, or token ids (one or several lists). */
+/**
+ * Like a real model, a reply to a request whose `tool_choice` names a function calls it (when no
+ * tool calls or content were scripted): its required string arguments set to "example", so the
+ * documentation's tool examples show a real call.
+ */
+function forcedCallOf(body: Record<string, unknown>, behaviour: ReplyBehaviour): ReplyBehaviour {
+  if (behaviour.toolCalls !== undefined || behaviour.content !== undefined) return behaviour;
+  const choice = body.tool_choice;
+  if (!isRecord(choice) || !isRecord(choice.function)) return behaviour;
+  const name = choice.function.name;
+  if (typeof name !== 'string' || !Array.isArray(body.tools)) return behaviour;
+  const declared = (body.tools as unknown[]).find(
+    (entry) => isRecord(entry) && isRecord(entry.function) && entry.function.name === name,
+  ) as { function: { parameters?: unknown } } | undefined;
+  if (declared === undefined) return behaviour;
+  const parameters = declared.function.parameters;
+  const required =
+    isRecord(parameters) && Array.isArray(parameters.required) ? parameters.required : [];
+  const args = Object.fromEntries(
+    required.filter((field) => typeof field === 'string').map((field) => [field, 'example']),
+  );
+  return { ...behaviour, toolCalls: [{ name, arguments: JSON.stringify(args) }] };
+}
+
 function embeddingInputs(input: unknown): string[] {
   const isTokens = (value: unknown): value is number[] =>
     Array.isArray(value) && value.every((token) => typeof token === 'number');
@@ -462,7 +486,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   };
 
   /** Content, deltas, finish reason and usage of a chat answer, truncated to the token limit. */
-  const composeReply = (body: Record<string, unknown>, behaviour: ReplyBehaviour) => {
+  const composeReply = (body: Record<string, unknown>, scripted: ReplyBehaviour) => {
+    const behaviour = forcedCallOf(body, scripted);
     const messages = Array.isArray(body.messages) ? body.messages : [];
     let promptTokens = 0;
     let lastUserText = '';
