@@ -375,6 +375,24 @@ describe.each(allDialects)(
       expect(chatBodies(harness)).toEqual([]);
     });
 
+    it('routes model "auto" only to a model that can serve the request', async () => {
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const completion = await client.chat.completions.create({
+          model: 'auto',
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: `Describe this picture, attempt ${attempt}.` },
+                { type: 'image_url', image_url: { url: pixel } },
+              ],
+            },
+          ],
+        });
+        expect(completion.model).toBe('fake-vision');
+      }
+    });
+
     it('refuses a tool result that answers no call', async () => {
       const error = await client.chat.completions
         .create({
