@@ -19,6 +19,7 @@ import {
   type ToolCall,
 } from '../../models/spec.js';
 import { ToolCallCollector } from './tool-call-collector.js';
+import { checkStorable, storedFieldsOf, turnOfStored } from './chat-messages.js';
 import type { Conversation, NewMessage } from '../conversations/conversation.js';
 
 /** How many stored messages are read as the context of a turn (then trimmed by tokens). */
@@ -98,7 +99,15 @@ export interface ChatServiceOptions {
   models: ModelRegistry;
   conversations: ConversationService;
   now?: () => number;
+  /**
+   * Longest inline data (a data URL, base64 audio or file) a stored turn keeps, in bytes; a turn
+   * to be stored with more answers 413 before the model is called. Default 5 MiB.
+   */
+  maxStoredDataUrlBytes?: number;
 }
+
+/** `chat.max_stored_data_url_bytes` by default. */
+export const defaultMaxStoredDataUrlBytes = 5 * 1024 * 1024;
 
 export class ChatService {
   private readonly now: () => number;
@@ -242,6 +251,12 @@ export class ChatService {
   }
 
   private async prepare(request: ChatRequest): Promise<PreparedChat> {
+    if (request.persist) {
+      checkStorable(
+        request.messages,
+        this.options.maxStoredDataUrlBytes ?? defaultMaxStoredDataUrlBytes,
+      );
+    }
     const systemParts: string[] = [];
     const incoming: ChatTurn[] = [];
     for (const message of request.messages) {
@@ -287,7 +302,7 @@ export class ChatService {
         ? []
         : (await this.options.conversations.recentHistory(conversation, historyWindow))
             .filter((message) => message.role !== 'system')
-            .map((message) => ({ role: message.role, content: message.content }));
+            .map(turnOfStored);
     const systemPrompt =
       systemParts.length > 0
         ? systemParts.join('\n\n')
@@ -365,11 +380,11 @@ export class ChatService {
     const { conversation } = prepared;
     if (conversation === null) return null;
     const requestTime = new Date(prepared.startedAt).toISOString();
+    // Each turn as it was sent (parts, tool calls, the call a tool result answers), so that the
+    // history replays exactly.
     const messages: NewMessage[] = prepared.incoming.map((turn) => ({
-      // TODO(issue 20, persistence): tool turns and parts are stored by migration 013.
       id: newId('msg'),
-      role: turn.role === 'tool' ? 'user' : turn.role,
-      content: turn.content,
+      ...storedFieldsOf(turn),
       model: null,
       promptTokens: null,
       completionTokens: null,
@@ -380,8 +395,7 @@ export class ChatService {
     }));
     messages.push({
       id: prepared.messageId,
-      role: 'assistant',
-      content: answer.text,
+      ...storedFieldsOf({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls }),
       model: definition.name,
       promptTokens: answer.usage.promptTokens,
       completionTokens: answer.usage.completionTokens,
