@@ -219,7 +219,14 @@ function servingModules(
   );
   const chat = closers.started(
     'chat',
-    createChatModule({ models, conversations, routing: routing.service, credentialWatch, now }),
+    createChatModule({
+      models,
+      conversations,
+      routing: routing.service,
+      credentialWatch,
+      config,
+      now,
+    }),
   );
   const completions = closers.started(
     'completions',
@@ -228,6 +235,7 @@ function servingModules(
       models,
       routing: routing.service,
       credentialWatch,
+      bodyLimit: chat.bodyLimit,
     }),
   );
   const voice = closers.started(

@@ -6,6 +6,7 @@ import Type, { type Static, type TOptional, type TSchema, type TUnknown } from '
 import { parse as parseYaml } from 'yaml';
 import { RateLimitsFileSchema, SessionsFileSchema } from '../modules/accounts/accounts.config.js';
 import { WebFileSchema } from '../modules/agents/agents.config.js';
+import { ChatFileSchema } from '../modules/chat/chat.config.js';
 import { featuresFileSchema } from '../modules/health/health.config.js';
 import { featureNames } from '../modules/health/feature-catalog.js';
 import { KnowledgeFileSchema } from '../modules/knowledge/knowledge.config.js';
@@ -46,6 +47,7 @@ const sections = {
   routing: RoutingFileSchema,
   speech: SpeechFileSchema,
   knowledge: KnowledgeFileSchema,
+  chat: ChatFileSchema,
   text: TextFileSchema,
 };
 

@@ -50,7 +50,13 @@ export interface SpeechSettings {
 }
 
 /** What a chat model can take beyond text (see docs/message-model.md, "Capabilities"). */
-export const chatCapabilities = ['tools', 'vision', 'json_schema', 'audio_input', 'reasoning'] as const;
+export const chatCapabilities = [
+  'tools',
+  'vision',
+  'json_schema',
+  'audio_input',
+  'reasoning',
+] as const;
 export type ChatCapability = (typeof chatCapabilities)[number];
 
 interface ModelDefinitionBase {
@@ -347,6 +353,16 @@ export interface AppConfig {
     readonly maxPageBytes: number;
     readonly maxRedirects: number;
     readonly userAgent: string;
+  };
+  /** The chat routes' limits (`chat` in the config file). */
+  readonly chat: {
+    /**
+     * The body limit of the chat routes (/v1/chat, /chat/completions): base64 images make their
+     * bodies larger than other routes'. The server's `bodyLimitBytes` when that is larger.
+     */
+    readonly bodyLimitBytes: number;
+    /** Longest inline data (a data URL, audio, a file) a stored turn keeps; past it 413. */
+    readonly maxStoredDataUrlBytes: number;
   };
   readonly knowledge: {
     /** Embedding model for new knowledge bases; null: the first available embedding model. */

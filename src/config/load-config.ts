@@ -9,6 +9,7 @@ import {
   sessionsConfig,
 } from '../modules/accounts/accounts.config.js';
 import { readWebEnv, webConfig } from '../modules/agents/agents.config.js';
+import { chatConfig, readChatEnv } from '../modules/chat/chat.config.js';
 import { featuresConfig } from '../modules/health/health.config.js';
 import { featureNames } from '../modules/health/feature-catalog.js';
 import { knowledgeConfig } from '../modules/knowledge/knowledge.config.js';
@@ -56,6 +57,7 @@ function readEnvironment(env: Env, problems: Problems) {
     sessions: readSessionsEnv(reader),
     web: readWebEnv(reader),
     speech: readSpeechEnv(reader, path.delimiter),
+    chat: readChatEnv(reader),
   };
 }
 
@@ -136,6 +138,7 @@ function featureSections(composition: Composition, defaultUserAgent: string) {
     models,
     templates: templatesConfig(file.templates, context),
     web: webConfig(fromEnv.web, file.web, defaultUserAgent),
+    chat: chatConfig(fromEnv.chat, file.chat),
     knowledge,
     routing: routingConfig(file.routing, knowledge.embeddingModel, context),
     speech: speechConfig(fromEnv.speech, file.speech, {

@@ -35,7 +35,11 @@ const fastifyCodes: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The body is not valid JSON.' },
 };
 
-export function toAppError(error: FastifyError | Error, bodyLimitBytes?: number): AppError | null {
+export function toAppError(
+  error: FastifyError | Error,
+  bodyLimitBytes?: number,
+  bodyLimitSetting = 'BODY_LIMIT_BYTES',
+): AppError | null {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError & { validation?: SchemaIssue[] };
   if (Array.isArray(fastifyError.validation)) {
@@ -47,7 +51,7 @@ export function toAppError(error: FastifyError | Error, bodyLimitBytes?: number)
     if (known.code === 'payload_too_large' && bodyLimitBytes !== undefined) {
       return new AppError(
         known.code,
-        `The request body is larger than the ${bodyLimitBytes} bytes accepted (BODY_LIMIT_BYTES).`,
+        `The request body is larger than the ${bodyLimitBytes} bytes accepted (${bodyLimitSetting}).`,
       );
     }
     return new AppError(known.code, known.message);
@@ -124,7 +128,11 @@ export function sendError(
   let status = 500;
   let text: string;
   try {
-    const appError = toAppError(error, request.routeOptions.bodyLimit);
+    const appError = toAppError(
+      error,
+      request.routeOptions.bodyLimit,
+      request.routeOptions.config.bodyLimitSetting,
+    );
     let body: ErrorBody;
     if (appError === null) {
       request.log.error({ err: error }, 'unhandled error');

@@ -27,6 +27,8 @@ declare module 'fastify' {
     feature?: FeatureName;
     /** The key may also come as `?api_key=` (the WebSocket `/v1/ws` only; discouraged). */
     queryKey?: boolean;
+    /** The setting of a route's own `bodyLimit`, named in its 413 (default `BODY_LIMIT_BYTES`). */
+    bodyLimitSetting?: string;
   }
   interface FastifyRequest {
     /** Set by access control on every route that needs a key. */

@@ -56,7 +56,8 @@ export interface MessagesTable {
   account_id: string;
   /** Position in the conversation, from 1. */
   seq: number;
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  /** The text (the text parts joined when the content was parts). */
   content: string;
   model: string | null;
   prompt_tokens: number | null;
@@ -66,6 +67,14 @@ export interface MessagesTable {
   created_at: string;
   /** The key whose request stored the message (null before usage was attributed). */
   api_key_id: string | null;
+  /** JSON text: the content as OpenAI content parts, when it held more than text (migration 013). */
+  parts: string | null;
+  /** JSON text: an assistant turn's tool calls, in OpenAI's shape. */
+  tool_calls: string | null;
+  /** A tool turn: the id of the call it answers. */
+  tool_call_id: string | null;
+  /** OpenAI's optional participant name. */
+  name: string | null;
 }
 
 export interface FeedbackTable {

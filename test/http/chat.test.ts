@@ -190,8 +190,96 @@ describe.each(allDialects)('chat through /v1/chat on $name', (dialect) => {
     ],
     [
       { user_id: 'u', messages: [{ role: 'tool', content: 'x' }] },
+      'missing_parameter',
+      'messages[0].tool_call_id',
+    ],
+    [
+      { user_id: 'u', messages: [{ role: 'user', content: 'x', tool_call_id: 'call_1' }] },
       'invalid_parameter',
-      'messages[0].role',
+      'messages[0].tool_call_id',
+    ],
+    [
+      {
+        user_id: 'u',
+        messages: [
+          {
+            role: 'user',
+            tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+        ],
+      },
+      'invalid_parameter',
+      'messages[0].tool_calls',
+    ],
+    [{ user_id: 'u', messages: [{ role: 'user' }] }, 'missing_parameter', 'messages[0].content'],
+    [
+      {
+        user_id: 'u',
+        messages: [
+          {
+            role: 'system',
+            content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }],
+          },
+          { role: 'user', content: 'x' },
+        ],
+      },
+      'invalid_parameter',
+      'messages[0].content[0]',
+    ],
+    [
+      {
+        user_id: 'u',
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x/a.png' } }] },
+        ],
+      },
+      'invalid_parameter',
+      'messages[0].content[0].image_url.url',
+    ],
+    [
+      {
+        user_id: 'u',
+        tool_choice: 'auto',
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'invalid_parameter',
+      'tool_choice',
+    ],
+    [
+      {
+        user_id: 'u',
+        tools: [{ type: 'function', function: { name: 'lookup' } }],
+        tool_choice: { type: 'function', function: { name: 'other' } },
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'invalid_parameter',
+      'tool_choice.function.name',
+    ],
+    [
+      {
+        user_id: 'u',
+        tools: [{ type: 'function', function: { name: 'not a name' } }],
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'invalid_parameter',
+      'tools[0].function.name',
+    ],
+    [
+      {
+        user_id: 'u',
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'big',
+              parameters: { type: 'object', description: 'x'.repeat(100_001) },
+            },
+          },
+        ],
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'invalid_parameter',
+      'tools[0].function.parameters',
     ],
     [
       { user_id: 'u', conversation_id: 'conv_missing', messages: [{ role: 'user', content: 'x' }] },

@@ -127,6 +127,43 @@ describe.each(allDialects)('ChatService on $name', (dialect) => {
     ]);
   });
 
+  it('refuses a turn to be stored with inline data past its limit (413, before the model), not a stateless one', async () => {
+    const bounded = new ChatService({
+      models: stack.models,
+      conversations,
+      now: clock.now,
+      maxStoredDataUrlBytes: 1024,
+    });
+    const withImage = (url: string): ChatTurn[] => [
+      {
+        role: 'user',
+        content: 'see',
+        parts: [
+          { type: 'text', text: 'see' },
+          { type: 'image_url', image_url: { url } },
+        ],
+      },
+    ];
+    const big = `data:image/png;base64,${'A'.repeat(1024)}`;
+    const before = await conversationCount();
+    const refused = await appErrorOf(bounded.complete(request({ messages: withImage(big) })));
+    expect(refused).toMatchObject({
+      code: 'payload_too_large',
+      status: 413,
+      param: 'messages[0].content[1].image_url.url',
+    });
+    expect(upstream().requests).toHaveLength(0);
+    expect(await conversationCount()).toBe(before);
+    // Nothing is stored without a conversation: the limit is the storage's, not the model's.
+    const stateless = await bounded.complete(request({ persist: false, messages: withImage(big) }));
+    expect(stateless.conversationId).toBeNull();
+    // At the limit, it is stored as sent.
+    const fits = `data:image/png;base64,${'A'.repeat(1024 - 'data:image/png;base64,'.length)}`;
+    const kept = await bounded.complete(request({ messages: withImage(fits) }));
+    const [stored] = await storedMessages(kept.conversationId!);
+    expect(stored!.parts).toEqual(withImage(fits)[0]!.parts);
+  });
+
   it('keeps nothing of a stateless turn', async () => {
     const before = await conversationCount();
     const outcome = await chat.complete(request({ persist: false, messages: [user('ping')] }));

@@ -19,6 +19,7 @@ import {
   type ToolCall,
 } from '../../models/spec.js';
 import { checkToolResults, ToolCallCollector } from './tool-call-collector.js';
+import { checkStorable, storedFieldsOf, turnOfStored } from './chat-messages.js';
 import {
   canServe,
   capabilityNeeds,
@@ -106,7 +107,15 @@ export interface ChatServiceOptions {
   models: ModelRegistry;
   conversations: ConversationService;
   now?: () => number;
+  /**
+   * Longest inline data (a data URL, base64 audio or file) a stored turn keeps, in bytes; a turn
+   * to be stored with more answers 413 before the model is called. Default 5 MiB.
+   */
+  maxStoredDataUrlBytes?: number;
 }
+
+/** `chat.max_stored_data_url_bytes` by default. */
+export const defaultMaxStoredDataUrlBytes = 5 * 1024 * 1024;
 
 export class ChatService {
   private readonly now: () => number;
@@ -253,6 +262,12 @@ export class ChatService {
   }
 
   private async prepare(request: ChatRequest): Promise<PreparedChat> {
+    if (request.persist) {
+      checkStorable(
+        request.messages,
+        this.options.maxStoredDataUrlBytes ?? defaultMaxStoredDataUrlBytes,
+      );
+    }
     const systemParts: string[] = [];
     const incoming: ChatTurn[] = [];
     for (const message of request.messages) {
@@ -300,7 +315,7 @@ export class ChatService {
         ? []
         : (await this.options.conversations.recentHistory(conversation, historyWindow))
             .filter((message) => message.role !== 'system')
-            .map((message) => ({ role: message.role, content: message.content }));
+            .map(turnOfStored);
     checkToolResults(history, request.messages);
     const systemPrompt =
       systemParts.length > 0
@@ -380,11 +395,11 @@ export class ChatService {
     const { conversation } = prepared;
     if (conversation === null) return null;
     const requestTime = new Date(prepared.startedAt).toISOString();
+    // Each turn as it was sent (parts, tool calls, the call a tool result answers), so that the
+    // history replays exactly.
     const messages: NewMessage[] = prepared.incoming.map((turn) => ({
-      // TODO(issue 20, persistence): tool turns and parts are stored by migration 013.
       id: newId('msg'),
-      role: turn.role === 'tool' ? 'user' : turn.role,
-      content: turn.content,
+      ...storedFieldsOf(turn),
       model: null,
       promptTokens: null,
       completionTokens: null,
@@ -395,8 +410,7 @@ export class ChatService {
     }));
     messages.push({
       id: prepared.messageId,
-      role: 'assistant',
-      content: answer.text,
+      ...storedFieldsOf({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls }),
       model: definition.name,
       promptTokens: answer.usage.promptTokens,
       completionTokens: answer.usage.completionTokens,

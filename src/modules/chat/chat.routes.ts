@@ -1,5 +1,7 @@
 // POST /v1/chat: one turn of a stored conversation, answered as JSON or as the contract's
-// Server-Sent Events (start, delta…, end | error), as one Fastify plugin over the chat service.
+// Server-Sent Events (start, delta and tool_call…, end | error), as one Fastify plugin over the
+// chat service. OpenAI's content parts, tool calls, tool results, tools, tool_choice and
+// response_format are its extensions; its body limit is the chat routes' own (base64 images).
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
@@ -15,7 +17,11 @@ import {
 } from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';
 import type { RoutingService } from '../routing/routing-service.js';
+import { maxSchemaText } from '../../http/schemas/openai-messages.js';
 import type { ChatOutcome, ChatService, ChatStreamEvent } from './chat-service.js';
+import { capabilityNeeds } from '../../models/capabilities.js';
+import { turnOfMessage } from '../../models/openai-messages.js';
+import { paramsOf } from './chat-messages.js';
 import { ChatRequestSchema, ChatResponseSchema, type ChatRequestBody } from './chat.schemas.js';
 
 export type ChatPlugin = FeaturePlugin;
@@ -26,7 +32,12 @@ export interface ChatRoutesDependencies {
   readonly routing: Pick<RoutingService, 'resolveChatModel'>;
   /** Ends a stream whose key is revoked or expires. */
   readonly credentialWatch: CredentialWatch;
+  /** The chat routes' body limit (`chat.body_limit_bytes`, never below the server's). */
+  readonly bodyLimitBytes: number;
 }
+
+/** Where the chat routes' body limit is set, named in its 413. */
+export const chatBodyLimitSetting = 'CHAT_BODY_LIMIT_BYTES';
 
 /** The chat route, registered by app.ts like any Fastify plugin. */
 export function chatPlugin(dependencies: ChatRoutesDependencies): ChatPlugin {
@@ -43,6 +54,13 @@ function usageJson(outcome: ChatOutcome) {
   };
 }
 
+/** `tool_calls` beside the answer's `message`, when the model made any. */
+function toolCallsJson(outcome: ChatOutcome) {
+  return outcome.toolCalls === undefined || outcome.toolCalls.length === 0
+    ? {}
+    : { tool_calls: outcome.toolCalls };
+}
+
 async function* contractEvents(events: AsyncIterable<ChatStreamEvent>, log: FastifyBaseLogger) {
   for await (const event of events) {
     switch (event.type) {
@@ -57,10 +75,22 @@ async function* contractEvents(events: AsyncIterable<ChatStreamEvent>, log: Fast
       case 'delta':
         yield { type: 'delta', content: event.text };
         break;
+      case 'tool-call':
+        // A piece of a tool call as OpenAI streams it: the first names its index, id and
+        // function; later ones add to its arguments. `end` carries the calls whole.
+        yield {
+          type: 'tool_call',
+          index: event.index,
+          ...(event.id === undefined ? {} : { id: event.id }),
+          ...(event.name === undefined ? {} : { name: event.name }),
+          arguments: event.arguments,
+        };
+        break;
       case 'end':
         yield {
           type: 'end',
           message: event.outcome.text,
+          ...toolCallsJson(event.outcome),
           conversation_id: event.outcome.conversationId,
           message_id: event.outcome.messageId,
           model: event.outcome.model.name,
@@ -68,6 +98,9 @@ async function* contractEvents(events: AsyncIterable<ChatStreamEvent>, log: Fast
           finish_reason: event.outcome.finishReason,
           latency_ms: event.outcome.latencyMs,
         };
+        break;
+      case 'refusal':
+        // Not shown by /v1/chat yet (a question for the message model's refusals).
         break;
       case 'error':
         logStreamFailure(log, event.error);
@@ -81,13 +114,14 @@ function chatRoutes(app: App, dependencies: ChatRoutesDependencies): void {
   app.post(
     '/v1/chat',
     {
-      config: { access: access.scopes('chat:write') },
+      config: { access: access.scopes('chat:write'), bodyLimitSetting: chatBodyLimitSetting },
+      bodyLimit: dependencies.bodyLimitBytes,
       schema: {
         operationId: 'chat',
         tags: ['Chat'],
         summary: 'Chat',
         description:
-          'Both turns are stored. Without `conversation_id` a new conversation is created for `user_id`. History is trimmed oldest-first to fit the model’s context_length minus max_tokens. With `stream: true` the answer is `text/event-stream`: `data:` lines holding `{"type":"start",conversation_id,message_id,model}`, then `{"type":"delta",content}`…, then `{"type":"end",message,usage,finish_reason,…}` — or `{"type":"error",error}` instead of `end` when the model fails mid-way (nothing is stored then).',
+          'Both turns are stored, each as sent or answered: content parts (images as their URL; a data URL, audio or file data longer than `chat.max_stored_data_url_bytes`, 5 MiB by default, answers 413 `payload_too_large`), tool calls and tool results; the history replays them exactly. Without `conversation_id` a new conversation is created for `user_id`. History is trimmed oldest-first to fit the model’s context_length minus max_tokens. Extensions in OpenAI’s shapes: `tools`, `tool_choice` and `response_format` in the request; an answer that calls tools has `tool_calls` beside `message` (finish_reason `tool_calls`), and the next turn sends one `{"role":"tool","tool_call_id","content"}` message per call. The body may be up to `chat.body_limit_bytes` (16 MiB by default). With `stream: true` the answer is `text/event-stream`: `data:` lines holding `{"type":"start",conversation_id,message_id,model}`, then `{"type":"delta",content}`… and `{"type":"tool_call",index,id?,name?,arguments}`… (a tool call’s pieces as OpenAI streams them: the first has its id and name, the rest add to its arguments), then `{"type":"end",message,tool_calls?,usage,finish_reason,…}` — or `{"type":"error",error}` instead of `end` when the model fails mid-way (nothing is stored then).',
         body: ChatRequestSchema,
         response: {
           200: {
@@ -120,14 +154,17 @@ async function answer(
   const guard =
     body.stream === true ? guardAnswer(reply, credentialWatch, principalOf(request)) : null;
   const signal = guard?.signal ?? clientGoneSignal(reply);
+  const messages = body.messages.map(turnOfMessage);
+  const params = paramsOf(body, maxSchemaText);
   // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
   const routed = await routing.resolveChatModel({
     caller: principalOf(request),
     requestedModel: body.model,
-    messages: body.messages,
+    messages,
     maxTokens: body.max_tokens,
     conversationId: body.conversation_id ?? null,
     signal,
+    capabilities: capabilityNeeds(messages, params).map((need) => need.capability),
   });
   const chatRequest = {
     accountId: principalOf(request).accountId,
@@ -135,10 +172,11 @@ async function answer(
     userId: body.user_id,
     conversationId: body.conversation_id ?? null,
     persist: true,
-    messages: body.messages,
+    messages,
     model: routed.model,
     temperature: body.temperature,
     maxTokens: routed.maxTokens,
+    params,
     signal,
   };
   if (guard !== null) {
@@ -153,6 +191,7 @@ async function answer(
   const outcome = await chat.complete(chatRequest);
   void reply.type('application/json; charset=utf-8').send({
     message: outcome.text,
+    ...toolCallsJson(outcome),
     conversation_id: outcome.conversationId ?? '',
     message_id: outcome.messageId,
     model: outcome.model.name,

@@ -1,11 +1,12 @@
 // The chat module, wired: one turn of a conversation (stored, or stateless for the OpenAI dialect),
 // and the HTTP plugins of POST /v1/chat and of the model catalog for app.ts to register.
 import type { CredentialWatch } from '../../auth/credential-watch.js';
+import type { AppConfig } from '../../config/config.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
 import type { RoutingService } from '../routing/routing-service.js';
 import { ChatService } from './chat-service.js';
-import { chatPlugin, type ChatPlugin } from './chat.routes.js';
+import { chatBodyLimitSetting, chatPlugin, type ChatPlugin } from './chat.routes.js';
 import { modelsPlugin, type ModelsPlugin } from './models.routes.js';
 
 export interface ChatModuleDependencies {
@@ -16,6 +17,8 @@ export interface ChatModuleDependencies {
   readonly routing: Pick<RoutingService, 'resolveChatModel'>;
   /** Ends a stream whose key is revoked or expires. */
   readonly credentialWatch: CredentialWatch;
+  /** The chat routes' limits, and the server's body limit they never go below. */
+  readonly config: Pick<AppConfig, 'chat' | 'server'>;
   readonly now: () => number;
 }
 
@@ -26,16 +29,29 @@ export interface ChatModule {
   readonly plugin: ChatPlugin;
   /** GET /models, /v1/models and /models/{model}. */
   readonly modelsPlugin: ModelsPlugin;
+  /**
+   * The chat routes' body limit, for /chat/completions too (registered by the completions
+   * module), with the setting its 413 names.
+   */
+  readonly bodyLimit: { readonly bytes: number; readonly setting: string };
   close(): Promise<void>;
 }
 
 export function createChatModule(dependencies: ChatModuleDependencies): ChatModule {
-  const { models, conversations, routing, credentialWatch, now } = dependencies;
-  const service = new ChatService({ models, conversations, now });
+  const { models, conversations, routing, credentialWatch, config, now } = dependencies;
+  const service = new ChatService({
+    models,
+    conversations,
+    now,
+    maxStoredDataUrlBytes: config.chat.maxStoredDataUrlBytes,
+  });
+  // A body the server takes everywhere is taken here too.
+  const bodyLimitBytes = Math.max(config.chat.bodyLimitBytes, config.server.bodyLimitBytes);
   return {
     service,
-    plugin: chatPlugin({ chat: service, routing, credentialWatch }),
+    plugin: chatPlugin({ chat: service, routing, credentialWatch, bodyLimitBytes }),
     modelsPlugin: modelsPlugin(models),
+    bodyLimit: { bytes: bodyLimitBytes, setting: chatBodyLimitSetting },
     // A chat turn holds nothing between requests: models and storage are the app's.
     close: () => Promise.resolve(),
   };

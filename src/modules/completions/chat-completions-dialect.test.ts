@@ -129,7 +129,7 @@ describe('a Chat Completions request', () => {
           ],
         }),
       ).param,
-    ).toBe('messages[0].content[0].type');
+    ).toBe('messages[0].content[0]');
   });
 
   it('passes every other field on as a parameter, unknown ones included, nulls and its own left out', () => {

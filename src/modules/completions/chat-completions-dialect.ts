@@ -2,33 +2,20 @@
 // runs, and the turn's outcome or stream events into a chat.completion or chat.completion.chunk
 // bodies. Plain functions over plain values; the HTTP side (routing, streaming, the reply) is
 // completions.routes.ts.
-import { InvalidParameterError } from '../../errors/app-error.js';
-import type {
-  ChatParams,
-  ChatTurn,
-  ContentPart,
-  FinishReason,
-  ToolCall,
-} from '../../models/spec.js';
+import {
+  checkToolFields,
+  maxSchemaText,
+  turnOfMessage,
+  type MessageInput,
+  type ToolFieldsInput,
+} from '../../models/openai-messages.js';
+import type { ChatParams, ChatTurn, FinishReason } from '../../models/spec.js';
 import type { ChatOutcome, ChatStreamEvent } from '../chat/chat-service.js';
-
-/** A content part as clients send it: OpenAI's parts, and an assistant's refusal part. */
-type RequestPart = ContentPart | { readonly type: 'refusal'; readonly refusal: string };
-
-/** A message as OpenAI's clients send it (completions.schemas.ts checks its bounds). */
-interface RequestMessage {
-  readonly role: string;
-  readonly content?: string | readonly RequestPart[] | null | undefined;
-  readonly name?: string | undefined;
-  readonly tool_calls?: readonly ToolCall[] | undefined;
-  readonly tool_call_id?: string | undefined;
-  readonly refusal?: string | null | undefined;
-}
 
 /** A Chat Completions request: the fields the service reads, and every other one kept. */
 export interface CompletionRequestBody {
   readonly model?: string | undefined;
-  readonly messages: readonly RequestMessage[];
+  readonly messages: readonly MessageInput[];
   readonly stream?: boolean | null | undefined;
   readonly stream_options?: { readonly include_usage?: boolean | undefined } | null | undefined;
   readonly temperature?: number | null | undefined;
@@ -97,82 +84,15 @@ export function paramsOf(body: CompletionRequestBody): ChatParams {
   );
 }
 
-/** The text of a content part list, and the list itself when it holds more than text. */
-function contentOf(
-  content: RequestMessage['content'],
-  index: number,
-  allowed: ReadonlySet<RequestPart['type']>,
-): { text: string; parts: ContentPart[] | undefined } {
-  if (content === null || content === undefined) return { text: '', parts: undefined };
-  if (typeof content === 'string') return { text: content, parts: undefined };
-  let text = '';
-  let rich = false;
-  content.forEach((part, partIndex) => {
-    if (!allowed.has(part.type)) {
-      throw new InvalidParameterError(
-        `messages[${index}].content[${partIndex}].type`,
-        `A '${part.type}' part is not allowed in this message's role.`,
-      );
-    }
-    if (part.type === 'text') text += part.text;
-    else if (part.type === 'refusal') text += part.refusal;
-    else rich = true;
-  });
-  const parts = rich
-    ? content.filter((part): part is ContentPart => part.type !== 'refusal')
-    : undefined;
-  return { text, parts };
-}
-
-const userParts = new Set<RequestPart['type']>(['text', 'image_url', 'input_audio', 'file']);
-const textParts = new Set<RequestPart['type']>(['text']);
-const assistantParts = new Set<RequestPart['type']>(['text', 'refusal']);
-
-function turnOf(message: RequestMessage, index: number): ChatTurn {
-  const name = message.name === undefined ? {} : { name: message.name };
-  switch (message.role) {
-    case 'system':
-    case 'developer':
-      return {
-        role: 'system',
-        content: contentOf(message.content, index, textParts).text,
-        ...name,
-      };
-    case 'user': {
-      const { text, parts } = contentOf(message.content, index, userParts);
-      return { role: 'user', content: text, ...(parts === undefined ? {} : { parts }), ...name };
-    }
-    case 'assistant': {
-      const { text } = contentOf(message.content, index, assistantParts);
-      const toolCalls =
-        message.tool_calls === undefined || message.tool_calls.length === 0
-          ? {}
-          : { toolCalls: message.tool_calls };
-      return { role: 'assistant', content: text, ...toolCalls, ...name };
-    }
-    case 'tool':
-      if (message.tool_call_id === undefined) {
-        throw new InvalidParameterError(
-          `messages[${index}].tool_call_id`,
-          "A 'tool' message needs 'tool_call_id': the id of the call it answers.",
-        );
-      }
-      return {
-        role: 'tool',
-        content: contentOf(message.content, index, textParts).text,
-        toolCallId: message.tool_call_id,
-      };
-    default:
-      throw new InvalidParameterError(
-        `messages[${index}].role`,
-        `Role '${message.role}' is not supported; use system, developer, user, assistant or tool.`,
-      );
-  }
-}
-
-/** The turns of a request: `developer` reads as `system`; content parts kept where not text. */
+/** The turns of a request: each role's rules checked (src/models/openai-messages.ts). */
 export function turnsOf(body: Pick<CompletionRequestBody, 'messages'>): ChatTurn[] {
-  return body.messages.map(turnOf);
+  return body.messages.map(turnOfMessage);
+}
+
+/** `paramsOf`, with the tool fields checked against each other and client schemas bounded. */
+function checkedParams(body: CompletionRequestBody): ChatParams {
+  checkToolFields(body as ToolFieldsInput, maxSchemaText);
+  return paramsOf(body);
 }
 
 /** The chat turn a request asks for (its turns checked as `turnsOf` does). */
@@ -182,7 +102,7 @@ export function completionCallOf(body: CompletionRequestBody): CompletionCall {
     body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
   return {
     messages: turnsOf(body),
-    params: paramsOf(body),
+    params: checkedParams(body),
     persist,
     userId: body.user_id ?? null,
     conversationId: body.conversation_id ?? null,

@@ -38,6 +38,8 @@ export interface CompletionRoutesDependencies {
   readonly routing: Pick<RoutingService, 'resolveChatModel'>;
   /** Ends a stream whose key is revoked or expires. */
   readonly credentialWatch: CredentialWatch;
+  /** Larger than other routes' (images as data URLs): `chat.body_limit_bytes`. */
+  readonly bodyLimit: { readonly bytes: number; readonly setting: string };
 }
 
 /** The Chat Completions routes, registered by app.ts like any Fastify plugin. */
@@ -67,7 +69,11 @@ function completionRoutes(app: App, dependencies: CompletionRoutesDependencies):
     app.post(
       path,
       {
-        config: { access: access.scopes('chat:write') },
+        config: {
+          access: access.scopes('chat:write'),
+          bodyLimitSetting: dependencies.bodyLimit.setting,
+        },
+        bodyLimit: dependencies.bodyLimit.bytes,
         schema: {
           operationId:
             path === '/chat/completions' ? 'createChatCompletion' : 'createChatCompletionV1',

@@ -15,6 +15,8 @@ export interface CompletionsModuleDependencies {
   readonly routing: Pick<RoutingService, 'resolveChatModel'>;
   /** Ends a stream whose key is revoked or expires. */
   readonly credentialWatch: CredentialWatch;
+  /** The chat routes' body limit (images as data URLs), and the setting that raises it. */
+  readonly bodyLimit: { readonly bytes: number; readonly setting: string };
 }
 
 export interface CompletionsModule {
@@ -28,9 +30,9 @@ export interface CompletionsModule {
 export function createCompletionsModule(
   dependencies: CompletionsModuleDependencies,
 ): CompletionsModule {
-  const { chat, models, routing, credentialWatch } = dependencies;
+  const { chat, models, routing, credentialWatch, bodyLimit } = dependencies;
   return {
-    plugin: completionsPlugin({ chat, routing, credentialWatch }),
+    plugin: completionsPlugin({ chat, routing, credentialWatch, bodyLimit }),
     embeddingsPlugin: embeddingsPlugin(models),
     // A translation holds nothing between requests.
     close: () => Promise.resolve(),

@@ -1,8 +1,10 @@
 // Conversations and their messages as the domain sees them.
+import type { ContentPart, ToolCall } from '../../models/spec.js';
 
 export type ConversationStatus = 'active' | 'archived';
 
-export type MessageRole = 'system' | 'user' | 'assistant';
+/** 'tool': a tool's result, answering one of the previous assistant message's tool calls. */
+export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
 export interface Conversation {
   id: string;
@@ -26,7 +28,16 @@ export interface StoredMessage {
   conversationId: string;
   seq: number;
   role: MessageRole;
+  /** The text: the string content, or the text parts joined. */
   content: string;
+  /** The content as OpenAI content parts, when it held more than text (an image, audio, a file). */
+  parts: readonly ContentPart[] | null;
+  /** An assistant message's tool calls, as the model made them. */
+  toolCalls: readonly ToolCall[] | null;
+  /** A tool message: the call it answers. */
+  toolCallId: string | null;
+  /** OpenAI's optional participant name. */
+  name: string | null;
   model: string | null;
   promptTokens: number | null;
   completionTokens: number | null;

@@ -43,6 +43,11 @@ function toConversation(row: DatabaseSchema['conversations']): Conversation {
   };
 }
 
+/** JSON text of a column, or null for none (an empty list is stored as none). */
+function jsonOrNull(value: readonly unknown[] | null): string | null {
+  return value === null || value.length === 0 ? null : JSON.stringify(value);
+}
+
 function toMessage(row: DatabaseSchema['messages']): StoredMessage {
   return {
     id: row.id,
@@ -50,6 +55,12 @@ function toMessage(row: DatabaseSchema['messages']): StoredMessage {
     seq: Number(row.seq),
     role: row.role,
     content: row.content,
+    // Written by this repository only (jsonOrNull), so read back as the shapes they were.
+    parts: row.parts === null ? null : (JSON.parse(row.parts) as StoredMessage['parts']),
+    toolCalls:
+      row.tool_calls === null ? null : (JSON.parse(row.tool_calls) as StoredMessage['toolCalls']),
+    toolCallId: row.tool_call_id,
+    name: row.name,
     model: row.model,
     promptTokens: row.prompt_tokens,
     completionTokens: row.completion_tokens,
@@ -204,6 +215,10 @@ export class ConversationsRepository {
               seq: message.seq,
               role: message.role,
               content: message.content,
+              parts: jsonOrNull(message.parts),
+              tool_calls: jsonOrNull(message.toolCalls),
+              tool_call_id: message.toolCallId,
+              name: message.name,
               model: message.model,
               prompt_tokens: message.promptTokens,
               completion_tokens: message.completionTokens,

@@ -72,11 +72,16 @@ function detailJson(conversation: Conversation, dependencies: ConversationRoutes
   };
 }
 
+/** A stored message; what it held beyond text is shown (in OpenAI's shapes) only when it did. */
 function messageJson(message: StoredMessage) {
   return {
     id: message.id,
     role: message.role,
     content: message.content,
+    ...(message.parts === null ? {} : { content_parts: [...message.parts] }),
+    ...(message.toolCalls === null ? {} : { tool_calls: [...message.toolCalls] }),
+    ...(message.toolCallId === null ? {} : { tool_call_id: message.toolCallId }),
+    ...(message.name === null ? {} : { name: message.name }),
     created_at: message.createdAt,
     model: message.model,
     finish_reason: message.finishReason,
@@ -255,7 +260,7 @@ function messageRoutes(app: App, conversations: ConversationService): void {
         operationId: 'listConversationMessages',
         tags: ['Conversations'],
         summary: 'Chat history of a conversation',
-        description: ownerNote,
+        description: `Every stored message as it was sent or answered: a user message's content parts (\`content_parts\`, images as their URL or data URL), an assistant answer's \`tool_calls\`, and tool results (role \`tool\`, with the \`tool_call_id\` they answer). ${ownerNote}`,
         params: ConversationIdParams,
         querystring: ListMessagesQuery,
         response: { 200: MessagePageSchema },

@@ -11,6 +11,7 @@ import {
   UserIdSchema,
 } from '../../http/schemas/common.js';
 import { reservedKeysNote } from '../../validation/safe-keys.js';
+import { ContentPartSchema, ToolCallSchema } from '../../http/schemas/openai-messages.js';
 
 /** The spec's common `user_id` on an operation on one conversation. */
 export const ConversationUserSchema = Type.Optional(
@@ -66,8 +67,30 @@ export const ConversationDetailSchema = Type.Object({
 
 const MessageSchema = Type.Object({
   id: Type.String({ description: 'msg_…' }),
-  role: Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('system')]),
-  content: Type.String(),
+  role: Type.Union([
+    Type.Literal('user'),
+    Type.Literal('assistant'),
+    Type.Literal('system'),
+    Type.Literal('tool'),
+  ]),
+  content: Type.String({
+    description: 'The text: the string content as sent, or its text parts joined.',
+  }),
+  content_parts: Type.Optional(
+    Type.Array(ContentPartSchema, {
+      description:
+        'The content as sent, in OpenAI content parts, when it held more than text (an image as its URL or data URL, audio, a file).',
+    }),
+  ),
+  tool_calls: Type.Optional(
+    Type.Array(ToolCallSchema, {
+      description: "An assistant message's function calls, in OpenAI's shape.",
+    }),
+  ),
+  tool_call_id: Type.Optional(
+    Type.String({ description: 'A `tool` message: the id of the call it answers.' }),
+  ),
+  name: Type.Optional(Type.String({ description: "OpenAI's participant name, when given." })),
   created_at: Timestamp(),
   model: Type.Union([Type.String(), Type.Null()]),
   finish_reason: Type.Union([Type.String(), Type.Null()]),

@@ -13,6 +13,7 @@ import { sessions } from './009-sessions.js';
 import { executionPlans } from './010-execution-plans.js';
 import { accountTiers } from './011-account-tiers.js';
 import { conversationsByAccount } from './012-conversations-by-account.js';
+import { messageParts } from './013-message-parts.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '010-execution-plans': executionPlans(types),
     '011-account-tiers': accountTiers(types),
     '012-conversations-by-account': conversationsByAccount(types),
+    '013-message-parts': messageParts(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

@@ -21,11 +21,14 @@ export const unitUpstreamKey = 'sk-unit-upstream-key-0123456789';
 export const unitUpstreamEnv = { UNIT_UPSTREAM_KEY: unitUpstreamKey };
 
 /**
- * - `unit-chat` (default): falls back to `unit-backup`;
+ * - `unit-chat` (default): falls back to `unit-backup`; both take tools, images, JSON schemas and
+ *   audio; the others text and tools only (an OpenAI-compatible server's default);
  * - `unit-backup`: the fallback (upstream model `gpt-4o`, so requests tell the two apart);
  * - `unit-alone`: no fallback;
  * - `unit-small`: a context of 120 tokens with max_tokens 20, for trimming.
  */
+const everything = ['tools', 'vision', 'json_schema', 'audio_input'];
+
 export function unitModelCatalog(baseUrl: string): NonNullable<LoadConfigOptions['overrides']> {
   const model = (name: string, upstreamModel: string, extra: Record<string, unknown> = {}) => ({
     name,
@@ -42,8 +45,8 @@ export function unitModelCatalog(baseUrl: string): NonNullable<LoadConfigOptions
   return {
     default_model: 'unit-chat',
     models: [
-      model('unit-chat', 'gpt-4o-mini', { fallbacks: ['unit-backup'] }),
-      model('unit-backup', 'gpt-4o'),
+      model('unit-chat', 'gpt-4o-mini', { fallbacks: ['unit-backup'], capabilities: everything }),
+      model('unit-backup', 'gpt-4o', { capabilities: everything }),
       model('unit-alone', 'gpt-4o-mini'),
       model('unit-small', 'gpt-4o-mini', { max_tokens: 20, context_length: 120 }),
     ],
