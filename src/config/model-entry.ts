@@ -150,7 +150,10 @@ export const ModelEntrySchema = Closed({
   structured_outputs: Type.Optional(Type.Boolean()),
   /** Chat models: what the model takes beyond text, replacing the provider's defaults. */
   capabilities: Type.Optional(
-    Type.Array(Type.Enum(chatCapabilities), { maxItems: chatCapabilities.length, uniqueItems: true }),
+    Type.Array(Type.Enum(chatCapabilities), {
+      maxItems: chatCapabilities.length,
+      uniqueItems: true,
+    }),
   ),
   // Local models only.
   ...modelFileFields,
