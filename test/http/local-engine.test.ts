@@ -171,6 +171,72 @@ describe.each(allDialects)('the local engine on a generated GGUF model on $name'
     });
   });
 
+  it('calls a function forced by tool_choice, under a grammar, answered as tool_calls', async () => {
+    const response = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: bearer(harness.adminKey),
+      payload: {
+        model: 'tiny-local',
+        max_tokens: 200,
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'get_weather',
+              parameters: {
+                type: 'object',
+                properties: { city: { type: 'string', maxLength: 12 } },
+                required: ['city'],
+                additionalProperties: false,
+              },
+            },
+          },
+        ],
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const choice = response.json<{
+      choices: Array<{
+        finish_reason: string;
+        message: {
+          tool_calls: Array<{ id: string; function: { name: string; arguments: string } }>;
+        };
+      }>;
+    }>().choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.tool_calls).toHaveLength(1);
+    const [call] = choice.message.tool_calls;
+    expect(call!.id).toMatch(/^call_/);
+    expect(call!.function.name).toBe('get_weather');
+    const args = JSON.parse(call!.function.arguments) as Record<string, unknown>;
+    expect(Object.keys(args)).toEqual(['city']);
+    expect(typeof args.city).toBe('string');
+  });
+
+  it('refuses an image for the local model (no vision), before generating', async () => {
+    const response = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: bearer(harness.adminKey),
+      payload: {
+        model: 'tiny-local',
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }],
+          },
+        ],
+      },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json<{ error: { param: string } }>().error.param).toBe(
+      'messages[0].content[0]',
+    );
+  });
+
   it('embeds text with the model: fixed length, deterministic, different for different text', async () => {
     const embed = async (input: string[]) => {
       const response = await harness.app.inject({
