@@ -376,6 +376,9 @@ describe.each(allDialects)('the official openai client on $name', (dialect) => {
         prompt_tokens: plain.usage!.prompt_tokens,
         completion_tokens: plain.usage!.completion_tokens,
         total_tokens: plain.usage!.prompt_tokens + plain.usage!.completion_tokens,
+        // The fake reports its details as OpenAI does (0 cached, 0 reasoning); they are relayed.
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 0 },
       });
       const others = chunks.slice(0, -1);
       expect(others.every((chunk) => chunk.usage == null)).toBe(true);

@@ -9,16 +9,19 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import type { AddressInfo } from 'node:net';
 import OpenAI, { BadRequestError } from 'openai';
-import type {
-  ChatCompletionChunk,
-  ChatCompletionMessageParam,
-  ChatCompletionTool,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
 import { allDialects } from '../support/dialects.js';
 import type { RecordedRequest } from '../support/fake-upstream.js';
+import {
+  assembledToolCalls,
+  collectChunks,
+  pixelDataUrl,
+  timeTool,
+  weatherTool,
+} from '../support/openai-tools.js';
 import { openAISchemas, type OpenAISchemaName } from '../support/openai-schemas.js';
 import { bearer, createKey } from '../support/test-app.js';
 
@@ -28,59 +31,11 @@ function expectValid(name: OpenAISchemaName, value: unknown): void {
   expect(schemas.problems(name, value), `${name}: ${JSON.stringify(value)}`).toEqual([]);
 }
 
-const weatherTool: ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'The weather in a city.',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string' } },
-      required: ['city'],
-      additionalProperties: false,
-    },
-    strict: true,
-  },
-};
-
-const timeTool: ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'get_time',
-    parameters: { type: 'object', properties: { zone: { type: 'string' } } },
-  },
-};
-
-/** A 1×1 PNG, as a data URL. */
-const pixel =
-  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-
 /** The chat requests the upstream received, parsed. */
 function chatBodies(harness: ChatHarness): Record<string, unknown>[] {
   return harness.upstream.requests
     .filter((request: RecordedRequest) => request.endpoint === 'chat')
     .map((request) => request.body as Record<string, unknown>);
-}
-
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
-  const chunks: ChatCompletionChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
-}
-
-/** The tool calls of a chunk sequence, put together by index as a client does. */
-function assembled(chunks: ChatCompletionChunk[]) {
-  const calls = new Map<number, { id: string; name: string; arguments: string }>();
-  for (const chunk of chunks) {
-    for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
-      const call = calls.get(delta.index) ?? { id: '', name: '', arguments: '' };
-      call.id ||= delta.id ?? '';
-      call.name ||= delta.function?.name ?? '';
-      call.arguments += delta.function?.arguments ?? '';
-      calls.set(delta.index, call);
-    }
-  }
-  return [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
 }
 
 describe.each(allDialects)(
@@ -191,7 +146,7 @@ describe.each(allDialects)(
           { id: 'call_b', name: 'get_time', arguments: '{"zone":"Europe/Oslo"}' },
         ],
       });
-      const chunks = await collect(
+      const chunks = await collectChunks(
         await client.chat.completions.create({
           model: 'fake-chat',
           messages: [{ role: 'user', content: 'Weather and time in Oslo?' }],
@@ -202,7 +157,7 @@ describe.each(allDialects)(
         }),
       );
       for (const chunk of chunks) expectValid('CreateChatCompletionStreamResponse', chunk);
-      expect(assembled(chunks)).toEqual([
+      expect(assembledToolCalls(chunks)).toEqual([
         { id: 'call_a', name: 'get_weather', arguments: '{"city":"Oslo"}' },
         { id: 'call_b', name: 'get_time', arguments: '{"zone":"Europe/Oslo"}' },
       ]);
@@ -225,17 +180,17 @@ describe.each(allDialects)(
         tools: [weatherTool],
         tool_choice: { type: 'function' as const, function: { name: 'get_weather' } },
       };
-      const first = await collect(
+      const first = await collectChunks(
         await client.chat.completions.create({
           ...request,
           messages: [{ role: 'user', content: 'Rome?' }],
           stream: true,
         }),
       );
-      const [call] = assembled(first);
+      const [call] = assembledToolCalls(first);
       expect(chatBodies(harness)[0]!.tool_choice).toEqual(request.tool_choice);
       harness.upstream.enqueue({ kind: 'reply', content: 'Warm in Rome.' });
-      const second = await collect(
+      const second = await collectChunks(
         await client.chat.completions.create({
           ...request,
           tool_choice: 'none',
@@ -323,7 +278,7 @@ describe.each(allDialects)(
     });
 
     it('sends an image as URL and as data URL to a model with vision', async () => {
-      for (const url of ['https://images.example.com/cat.png', pixel]) {
+      for (const url of ['https://images.example.com/cat.png', pixelDataUrl]) {
         harness.upstream.reset();
         const completion = await client.chat.completions.create({
           model: 'fake-vision',
@@ -384,7 +339,7 @@ describe.each(allDialects)(
               role: 'user',
               content: [
                 { type: 'text', text: `Describe this picture, attempt ${attempt}.` },
-                { type: 'image_url', image_url: { url: pixel } },
+                { type: 'image_url', image_url: { url: pixelDataUrl } },
               ],
             },
           ],

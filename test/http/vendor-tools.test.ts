@@ -6,14 +6,18 @@
 // parameter a vendor cannot honour, before any upstream call.
 import type { AddressInfo } from 'node:net';
 import OpenAI, { BadRequestError } from 'openai';
-import type {
-  ChatCompletionChunk,
-  ChatCompletionMessageParam,
-  ChatCompletionTool,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startFakeVendor, type FakeVendor, type Vendor } from '../support/fake-vendors.js';
+import {
+  assembledToolCalls,
+  collectChunks,
+  pixelBase64,
+  pixelDataUrl,
+  timeTool,
+  weatherTool,
+} from '../support/openai-tools.js';
 import { openAISchemas, type OpenAISchemaName } from '../support/openai-schemas.js';
 import { createKey, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -23,55 +27,10 @@ function expectValid(name: OpenAISchemaName, value: unknown): void {
   expect(schemas.problems(name, value), `${name}: ${JSON.stringify(value)}`).toEqual([]);
 }
 
-const weatherTool: ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'The weather in a city.',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string' } },
-      required: ['city'],
-    },
-  },
-};
-
-const timeTool: ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'get_time',
-    parameters: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] },
-  },
-};
-
-/** A 1×1 PNG. */
-const pixelBase64 =
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-
 const vendorModel: Record<Vendor, string> = {
   anthropic: 'claude-sonnet-4-5',
   google: 'gemini-2.5-flash',
 };
-
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
-  const chunks: ChatCompletionChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
-}
-
-function assembled(chunks: ChatCompletionChunk[]) {
-  const calls = new Map<number, { id: string; name: string; arguments: string }>();
-  for (const chunk of chunks) {
-    for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
-      const call = calls.get(delta.index) ?? { id: '', name: '', arguments: '' };
-      call.id ||= delta.id ?? '';
-      call.name ||= delta.function?.name ?? '';
-      call.arguments += delta.function?.arguments ?? '';
-      calls.set(delta.index, call);
-    }
-  }
-  return [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
-}
 
 type Json = Record<string, unknown>;
 
@@ -210,7 +169,7 @@ describe.each(allDialects)('OpenAI clients over Anthropic and Google models ($na
           { id: 'toolu_b', name: 'get_time', input: { zone: 'Europe/Oslo' } },
         ],
       });
-      const chunks = await collect(
+      const chunks = await collectChunks(
         await client.chat.completions.create({
           model,
           messages: [{ role: 'user', content: 'Oslo?' }],
@@ -220,7 +179,7 @@ describe.each(allDialects)('OpenAI clients over Anthropic and Google models ($na
         }),
       );
       for (const chunk of chunks) expectValid('CreateChatCompletionStreamResponse', chunk);
-      const calls = assembled(chunks);
+      const calls = assembledToolCalls(chunks);
       expect(calls.map((call) => call.name)).toEqual(['get_weather', 'get_time']);
       expect(calls.map((call) => JSON.parse(call.arguments) as unknown)).toEqual([
         { city: 'Oslo' },
@@ -260,7 +219,7 @@ describe.each(allDialects)('OpenAI clients over Anthropic and Google models ($na
             role: 'user',
             content: [
               { type: 'text', text: 'What is this?' },
-              { type: 'image_url', image_url: { url: `data:image/png;base64,${pixelBase64}` } },
+              { type: 'image_url', image_url: { url: `${pixelDataUrl}` } },
             ],
           },
         ],

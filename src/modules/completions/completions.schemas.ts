@@ -2,102 +2,24 @@
 // `conversation_id`) and the chat.completion answer.
 import Type, { type Static } from 'typebox';
 import { maxTokensLimit } from '../../http/schemas/common.js';
-
-/** The largest string a content part carries (a data URL of an image or audio). */
-const maxPartChars = 20_000_000;
-
-const TextPart = Type.Object({
-  type: Type.Literal('text'),
-  text: Type.String({ maxLength: 1_000_000 }),
-});
-
-const ImagePart = Type.Object({
-  type: Type.Literal('image_url'),
-  image_url: Type.Object({
-    url: Type.String({
-      minLength: 1,
-      maxLength: maxPartChars,
-      description: 'An https URL, or a data URL (`data:image/png;base64,…`).',
-    }),
-    detail: Type.Optional(
-      Type.Union([Type.Literal('auto'), Type.Literal('low'), Type.Literal('high')]),
-    ),
-  }),
-});
-
-const AudioPart = Type.Object({
-  type: Type.Literal('input_audio'),
-  input_audio: Type.Object({
-    data: Type.String({ maxLength: maxPartChars, description: 'Base64 audio.' }),
-    format: Type.String({ maxLength: 16, description: 'wav or mp3.' }),
-  }),
-});
-
-const FilePart = Type.Object({
-  type: Type.Literal('file'),
-  file: Type.Object({
-    file_data: Type.Optional(Type.String({ maxLength: maxPartChars })),
-    file_id: Type.Optional(Type.String({ maxLength: 256 })),
-    filename: Type.Optional(Type.String({ maxLength: 256 })),
-  }),
-});
+import {
+  ContentPartSchema,
+  maxContentParts,
+  maxTextLength,
+  maxTools,
+  ResponseFormatSchema,
+  ToolCallSchema,
+  ToolChoiceSchema,
+  ToolsSchema,
+} from '../../http/schemas/openai-messages.js';
 
 /** An assistant message's refusal, as a content part. */
 const RefusalPart = Type.Object({
   type: Type.Literal('refusal'),
-  refusal: Type.String({ maxLength: 1_000_000 }),
+  refusal: Type.String({ maxLength: maxTextLength }),
 });
 
-const ContentPart = Type.Union([TextPart, ImagePart, AudioPart, FilePart, RefusalPart]);
-
-/** A function name as OpenAI allows it. */
-const FunctionName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-zA-Z0-9_-]+$' });
-
-const ToolCall = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 256 }),
-  type: Type.Literal('function'),
-  function: Type.Object({
-    name: FunctionName,
-    arguments: Type.String({ maxLength: 1_000_000, description: 'JSON text.' }),
-  }),
-});
-
-/** A JSON Schema object (tool parameters, response formats); bounded by the body's depth check. */
-const JsonSchemaObject = Type.Object({}, { additionalProperties: true });
-
-const FunctionTool = Type.Object({
-  type: Type.Literal('function'),
-  function: Type.Object({
-    name: FunctionName,
-    description: Type.Optional(Type.String({ maxLength: 100_000 })),
-    parameters: Type.Optional(JsonSchemaObject),
-    strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-  }),
-});
-
-const ToolChoice = Type.Union([
-  Type.Literal('none'),
-  Type.Literal('auto'),
-  Type.Literal('required'),
-  Type.Object({
-    type: Type.Literal('function'),
-    function: Type.Object({ name: FunctionName }),
-  }),
-]);
-
-const ResponseFormat = Type.Union([
-  Type.Object({ type: Type.Literal('text') }),
-  Type.Object({ type: Type.Literal('json_object') }),
-  Type.Object({
-    type: Type.Literal('json_schema'),
-    json_schema: Type.Object({
-      name: FunctionName,
-      description: Type.Optional(Type.String({ maxLength: 100_000 })),
-      schema: Type.Optional(JsonSchemaObject),
-      strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-    }),
-  }),
-]);
+const ContentPart = Type.Union([...ContentPartSchema.anyOf, RefusalPart]);
 
 function nullable<T extends Parameters<typeof Type.Union>[0][number]>(schema: T) {
   return Type.Optional(Type.Union([schema, Type.Null()]));
@@ -111,15 +33,15 @@ const CompletionMessage = Type.Object({
   }),
   content: Type.Optional(
     Type.Union([
-      Type.String({ maxLength: 1_000_000 }),
-      Type.Array(ContentPart, { maxItems: 100 }),
+      Type.String({ maxLength: maxTextLength }),
+      Type.Array(ContentPart, { maxItems: maxContentParts }),
       Type.Null(),
     ]),
   ),
   name: Type.Optional(Type.String({ maxLength: 256 })),
-  tool_calls: Type.Optional(Type.Array(ToolCall, { maxItems: 128 })),
+  tool_calls: Type.Optional(Type.Array(ToolCallSchema, { maxItems: maxTools })),
   tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  refusal: nullable(Type.String({ maxLength: 1_000_000 })),
+  refusal: nullable(Type.String({ maxLength: maxTextLength })),
 });
 
 export const CompletionRequestSchema = Type.Object(
@@ -142,10 +64,10 @@ export const CompletionRequestSchema = Type.Object(
     n: nullable(
       Type.Integer({ minimum: 1, maximum: 1, description: 'Only 1: one choice per answer.' }),
     ),
-    tools: Type.Optional(Type.Array(FunctionTool, { maxItems: 128 })),
-    tool_choice: Type.Optional(ToolChoice),
+    tools: Type.Optional(ToolsSchema),
+    tool_choice: Type.Optional(ToolChoiceSchema),
     parallel_tool_calls: Type.Optional(Type.Boolean()),
-    response_format: Type.Optional(ResponseFormat),
+    response_format: Type.Optional(ResponseFormatSchema),
     stop: nullable(
       Type.Union([
         Type.String({ maxLength: 1000 }),
@@ -205,7 +127,7 @@ export const CompletionSchema = Type.Object(
           role: Type.Literal('assistant'),
           content: Type.Union([Type.String(), Type.Null()]),
           refusal: Type.Union([Type.String(), Type.Null()]),
-          tool_calls: Type.Optional(Type.Array(ToolCall)),
+          tool_calls: Type.Optional(Type.Array(ToolCallSchema)),
         }),
         logprobs: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
         finish_reason: Type.String(),
