@@ -14,6 +14,12 @@ import {
   type FeatureApp,
 } from '../../http/feature-plugin.js';
 import { commonParameters, ModelNameSchema } from '../../http/schemas/common.js';
+import {
+  busboyLimits,
+  readUpload,
+  type Upload,
+  type UploadLimits,
+} from '../../http/multipart-upload.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import {
   encodedSpeechFormats,
@@ -26,7 +32,6 @@ import {
   type TimestampGranularity,
   type TranscriptFormat,
 } from './openai-audio-formats.js';
-import { busboyLimits, readUpload, type Upload, type UploadLimits } from './openai-audio-upload.js';
 import { SafeText } from './speech.schemas.js';
 import { openAiModelNames, openAiVoiceNames, type SpeechService } from './speech-service.js';
 
@@ -297,7 +302,9 @@ async function asFile<T>(run: () => Promise<T>): Promise<T> {
 
 async function transcriptionRoute(app: FeatureApp, speech: SpeechService): Promise<void> {
   const limits: UploadLimits = {
+    // The limit of the JSON transcription route's audio (speech.max_audio_bytes), after decoding.
     maxFileBytes: speech.limits.maxAudioBytes,
+    maxFileSetting: 'speech.max_audio_bytes',
     maxFields: 16,
     maxFieldBytes: 16 * 1024,
   };

@@ -1,19 +1,21 @@
-// Reading the multipart/form-data body of /v1/audio/transcriptions (@fastify/multipart over
-// busboy): one file, held in memory up to the audio limit and no further (busboy stops passing a
-// file's bytes on past `fileSize`), and a few short text fields. The body is always read to its
+// Reading a multipart/form-data upload (@fastify/multipart over busboy) of one file and a few short
+// text fields, as /v1/audio/transcriptions takes it: the file is held in memory up to its limit and
+// no further (busboy stops passing a file's bytes on past `fileSize`). The body is always read to its
 // end, a refused one too, so that a client still sending reads the answer rather than a reset
 // connection; how long that may take is bounded by the server's request timeout.
 import type { IncomingMessage } from 'node:http';
 // The package's types add `parts()` to Fastify's request.
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { AppError, InvalidParameterError } from '../../errors/app-error.js';
-import { RequestAbortedError } from '../../models/spec.js';
-import { stringProblem } from '../../validation/input-values.js';
+import { AppError, InvalidParameterError } from '../errors/app-error.js';
+import { RequestAbortedError } from '../models/spec.js';
+import { stringProblem } from '../validation/input-values.js';
 
 export interface UploadLimits {
-  /** The file's largest size (speech.max_audio_bytes, as the JSON transcription route's). */
+  /** The file's largest size. */
   maxFileBytes: number;
+  /** The setting that says so, named in the 413 (`speech.max_audio_bytes`). */
+  maxFileSetting: string;
   /** Text fields a body may have. */
   maxFields: number;
   /** A text field's largest value, in bytes. */
@@ -61,7 +63,7 @@ function refusal(error: unknown, request: FastifyRequest, limits: UploadLimits):
     case 'FST_REQ_FILE_TOO_LARGE':
       return new AppError(
         'payload_too_large',
-        `'file' is larger than the ${limits.maxFileBytes} bytes accepted (speech.max_audio_bytes).`,
+        `'file' is larger than the ${limits.maxFileBytes} bytes accepted (${limits.maxFileSetting}).`,
         { param: 'file' },
       );
     case 'FST_FILES_LIMIT':
