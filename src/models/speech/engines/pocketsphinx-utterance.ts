@@ -40,7 +40,8 @@ interface Decoded {
 /**
  * Reads `-time yes` output: per utterance, its hypothesis on a line, then a line per word (and per
  * filler: `<s>`, `<sil>`, `</s>`) with its start and end in seconds from the start of the audio and
- * its posterior probability. An alternative pronunciation is marked `word(2)`.
+ * its posterior probability. An alternative pronunciation is marked `word(2)`. Only whole lines
+ * are read: the output is also read while it arrives, for interim text.
  */
 export function parseOutput(output: string): Decoded {
   const decoded: Decoded = { hypotheses: [], posteriors: [], segments: [] };
@@ -57,7 +58,9 @@ export function parseOutput(output: string): Decoded {
     decoded.segments.push(opened);
     return opened;
   };
-  for (const line of output.split('\n')) {
+  // A line still arriving (no newline yet) is read once it is whole.
+  const whole = output.slice(0, output.lastIndexOf('\n') + 1);
+  for (const line of whole.split('\n')) {
     const trimmed = line.trim();
     if (trimmed === '') continue;
     const timed = segmentLine.exec(trimmed);
