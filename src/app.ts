@@ -102,6 +102,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   }
   webApp = await registerWebApp(app, config.webApp.directory);
   await app.register(modules.voice.speechPlugin);
+  await app.register(modules.voice.openAiAudioPlugin);
   await app.register(modules.voice.voicePlugin);
   await app.register(modules.voice.realtimePlugin);
 

@@ -108,7 +108,27 @@ describe('reading the docs as the shell would', () => {
     expect(
       curlRequest(['-N', '-X', 'DELETE', '-H', 'Authorization: Bearer k', 'http://h/y']),
     ).toMatchObject({ method: 'DELETE', headers: { authorization: 'Bearer k' }, body: undefined });
-    expect(() => curlRequest(['-F', 'file=@a.wav', 'http://h/z'])).toThrow(/-F/);
+    expect(
+      curlRequest([
+        '-F',
+        'file=@a.wav;type=audio/wav',
+        '-F',
+        'model=m',
+        '-o',
+        'out.txt',
+        'http://h/z',
+      ]),
+    ).toMatchObject({
+      method: 'POST',
+      body: undefined,
+      form: [
+        { name: 'file', file: 'a.wav', type: 'audio/wav', filename: undefined },
+        { name: 'model', value: 'm' },
+      ],
+      output: 'out.txt',
+    });
+    expect(() => curlRequest(['-F', 'a=<notes.txt', 'http://h/z'])).toThrow(/-F a=</);
+    expect(() => curlRequest(['-F', 'a=1', '-d', 'b=2', 'http://h/z'])).toThrow(/-F and -d/);
   });
 
   it('fills placeholders with what earlier answers created', () => {
@@ -288,6 +308,8 @@ describe.each(allDialects)('the curl examples of the docs on $name', (dialect) =
     const variables = new Map<string, string>();
     /** curl's cookie jars (`-c FILE` / `-b FILE`), kept in memory by file name. */
     const cookieJars = new Map<string, Map<string, string>>();
+    /** What `-o FILE` saved, kept in memory by file name, for a later `-F name=@FILE`. */
+    const savedFiles = new Map<string, Buffer>();
     const received = new ReceivedValues();
     /** Set by the runner; a page's own `export` of them only says where they come from. */
     const given = new Set(['BASE', 'KEY']);
@@ -330,10 +352,26 @@ describe.each(allDialects)('the curl examples of the docs on $name', (dialect) =
                 .map(([name, value]) => `${name}=${value}`)
                 .join('; ');
         }
+        let body: string | FormData | undefined = request.body;
+        if (request.form !== undefined) {
+          const form = new FormData();
+          for (const field of request.form) {
+            if ('value' in field) {
+              form.append(field.name, field.value);
+              continue;
+            }
+            const bytes =
+              savedFiles.get(field.file) ?? readFileSync(path.resolve(repositoryRoot, field.file));
+            // curl's defaults: application/octet-stream, and the file's own name.
+            const blob = new Blob([bytes], { type: field.type ?? 'application/octet-stream' });
+            form.append(field.name, blob, field.filename ?? path.basename(field.file));
+          }
+          body = form;
+        }
         const response = await fetch(request.url, {
           method: request.method,
           headers: request.headers,
-          ...(request.body === undefined ? {} : { body: request.body }),
+          ...(body === undefined ? {} : { body }),
           signal: AbortSignal.timeout(20_000),
         });
         if (request.cookieJarOut !== undefined) {
@@ -347,8 +385,16 @@ describe.each(allDialects)('the curl examples of the docs on $name', (dialect) =
           }
           cookieJars.set(request.cookieJarOut, jar);
         }
-        const text = await response.text();
         const type = response.headers.get('content-type') ?? '';
+        if (request.output !== undefined) {
+          const bytes = Buffer.from(await response.arrayBuffer());
+          savedFiles.set(request.output, bytes);
+          const what = `${request.method} ${request.url} → ${response.status} ${type}, ${bytes.length} bytes saved as ${request.output}`;
+          if (command.expectedStatus === null) expect(response.ok, what).toBe(true);
+          else expect(response.status, what).toBe(command.expectedStatus);
+          return;
+        }
+        const text = await response.text();
         const answer: unknown = type.startsWith('application/json')
           ? JSON.parse(text)
           : type.startsWith('text/event-stream')

@@ -47,6 +47,8 @@ export interface SpeechSettings {
   readonly defaultVoice: string | null;
   /** Languages a recogniser understands (BCP 47); empty: any, or whatever the engine detects. */
   readonly languages: readonly string[];
+  /** Other names a request may give the model by (the entry's `aliases`). */
+  readonly aliases: readonly string[];
 }
 
 /** What a chat model can take beyond text (see docs/message-model.md, "Capabilities"). */
@@ -172,6 +174,12 @@ export interface SpeechConfig {
   /** Used when a request names no model (null: the first available of the kind). */
   readonly defaultTranscriptionModel: string | null;
   readonly defaultSpeechModel: string | null;
+  /**
+   * Whether /v1/audio/* takes OpenAI's model names (`whisper-1`, `tts-1`…) that no model or alias
+   * of the catalog has for the default model of the kind, and OpenAI's voice names that a speech
+   * model lacks for its default voice.
+   */
+  readonly openAiAliases: boolean;
   /** Largest audio a transcription takes, after base64 decoding. */
   readonly maxAudioBytes: number;
   readonly maxAudioSeconds: number;

@@ -254,6 +254,32 @@ describe('loadConfig', () => {
     expect(load({ models: [chat], speech: { builtin_engines: false } })).toEqual(['chat']);
   });
 
+  it('takes aliases on speech models (one model each, no model’s name) and openai_aliases', () => {
+    const load = (body: object) =>
+      loadConfig({ env: { PLATFORM_CONFIG: configFile('aliases.json', JSON.stringify(body)) } });
+    const listen = { name: 'listen', provider: 'pocketsphinx', type: 'transcription' };
+    const speak = { name: 'speak', provider: 'espeak-ng', type: 'speech' };
+    const config = load({ models: [{ ...listen, aliases: ['whisper-1', 'stt'] }, speak] });
+    expect(config.models.definitions[0]?.speech?.aliases).toEqual(['whisper-1', 'stt']);
+    expect(config.models.definitions[1]?.speech?.aliases).toEqual([]);
+    expect(config.speech.openAiAliases).toBe(true);
+    expect(
+      load({ models: [listen, speak], speech: { openai_aliases: false } }).speech,
+    ).toMatchObject({ openAiAliases: false });
+    const problems = problemsOf(() =>
+      load({
+        models: [
+          { ...listen, aliases: ['speak', 'shared'] },
+          { ...speak, aliases: ['shared'] },
+          { name: 'chat', provider: 'openai', model: 'm', aliases: ['c'] },
+        ],
+      }),
+    ).join('\n');
+    expect(problems).toContain("'speak' is the name of a model");
+    expect(problems).toContain("'shared' is already an alias of 'listen'");
+    expect(problems).toContain("only transcription and speech models take 'aliases'");
+  });
+
   it('reports every catalog problem at once', () => {
     const file = configFile(
       'platform.config.yaml',

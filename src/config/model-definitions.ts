@@ -77,7 +77,7 @@ export function toDefinition(entry: ModelEntry, site: EntrySite): ModelDefinitio
   if (base.type === 'chat' || base.type === 'embedding') {
     refuseFields(
       entry,
-      ['voices', 'default_voice', 'languages'],
+      ['voices', 'default_voice', 'languages', 'aliases'],
       (field) => `only transcription and speech models take '${field}'`,
       site,
     );
@@ -225,6 +225,7 @@ function speechSettingsOf(entry: ModelEntry, site: EntrySite): SpeechSettings | 
     voices,
     defaultVoice: entry.default_voice ?? voices[0]?.id ?? null,
     languages: entry.languages ?? [],
+    aliases: entry.aliases ?? [],
   };
 }
 

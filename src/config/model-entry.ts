@@ -166,6 +166,8 @@ export const ModelEntrySchema = Closed({
   default_voice: Type.Optional(Text(128)),
   /** Languages a recogniser understands. */
   languages: Type.Optional(Type.Array(LanguageTag(), { maxItems: 200 })),
+  /** Other names a transcription or speech model answers to (`whisper-1`, `tts-1`…). */
+  aliases: Type.Optional(Type.Array(ModelName(), { maxItems: 20, uniqueItems: true })),
   /** sherpa-onnx: the model family of `files`. */
   architecture: Type.Optional(Type.Enum(Object.keys(sherpaArchitectures) as SherpaArchitecture[])),
   /** sherpa-onnx: the model's files by role (encoder, decoder, joiner, model, tokens). */

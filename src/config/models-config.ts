@@ -120,6 +120,7 @@ export function buildModelCatalog(
   });
   const byName = new Map(definitions.map((definition) => [definition.name, definition]));
   checkFallbacks(definitions, byName, fileLabel, problems);
+  checkAliases(definitions, byName, fileLabel, problems);
   let chosen: string | null = defaultModel ?? null;
   if (chosen !== null) {
     const target = byName.get(chosen);
@@ -158,5 +159,26 @@ function checkFallbacks(
         );
       }
     });
+  }
+}
+
+/** An alias names one model: no model's name, no other model's alias. */
+function checkAliases(
+  definitions: readonly ModelDefinition[],
+  byName: ReadonlyMap<string, ModelDefinition>,
+  fileLabel: string,
+  problems: Problems,
+): void {
+  const owners = new Map<string, string>();
+  for (const definition of definitions) {
+    for (const alias of definition.speech?.aliases ?? []) {
+      const label = `${fileLabel}: model '${definition.name}' aliases`;
+      const owner = owners.get(alias);
+      if (byName.has(alias)) problems.push(`${label}: '${alias}' is the name of a model`);
+      else if (owner !== undefined) {
+        problems.push(`${label}: '${alias}' is already an alias of '${owner}'`);
+      }
+      owners.set(alias, definition.name);
+    }
   }
 }

@@ -24,6 +24,15 @@ function optionalWhenDefaulted(querystring: unknown): unknown {
   return { ...schema, required };
 }
 
+/**
+ * A multipart route's form, which its handler reads (Fastify would validate a `body` schema against
+ * a body the multipart parser never sets): documented from `x-multipart-body` instead.
+ */
+function multipartBody(schema: JsonObject): JsonObject {
+  const { 'x-multipart-body': form } = schema;
+  return form === undefined ? {} : { body: form, 'x-multipart-body': undefined };
+}
+
 export async function registerOpenApi(app: App, config: AppConfig): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -61,6 +70,7 @@ export async function registerOpenApi(app: App, config: AppConfig): Promise<void
           : {
               ...schema,
               querystring: optionalWhenDefaulted((schema as JsonObject).querystring),
+              ...multipartBody(schema as JsonObject),
             },
       url,
     }),

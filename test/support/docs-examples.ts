@@ -2,6 +2,8 @@
 // the shell's quoting rules (quotes, `\` continuations, `$VAR`, comments), each `curl` command
 // becomes a request, and the comment that follows it says what status it answers; requests are
 // made with fetch rather than a curl binary, so the check runs the same wherever the suite runs.
+// `-F` builds a multipart form (`@file` from what an earlier `-o file` saved, else the repository)
+// and `-o` keeps an answer's bytes under that name for later examples.
 // Its links and headings: read with marked's lexer (code blocks are not links), headings slugged
 // the way GitHub makes their anchors.
 import { existsSync, readFileSync } from 'node:fs';
@@ -251,11 +253,20 @@ export class ReceivedValues {
   }
 }
 
+/** A `-F` field: text, or a file's content (`name=@path`, with curl's `;type=` and `;filename=`). */
+export type CurlFormField =
+  | { name: string; value: string }
+  | { name: string; file: string; type: string | undefined; filename: string | undefined };
+
 export interface CurlRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
   body: string | undefined;
+  /** `-F` fields: a multipart/form-data body (its Content-Type and boundary are fetch's). */
+  form: CurlFormField[] | undefined;
+  /** `-o FILE` / `--output FILE`: where the answer's bytes go instead of being read as text. */
+  output: string | undefined;
   /** `-c FILE`: the cookie jar the answer's cookies go to. */
   cookieJarOut: string | undefined;
   /** `-b FILE` (a cookie jar to send) or `-b 'name=value'` (cookies to send as they are). */
@@ -277,12 +288,32 @@ const flagsWithoutValue = new Set([
   '--verbose',
 ]);
 
+/** `name=value` or `name=@path;type=…;filename=…`, as curl's `-F` reads it. */
+export function curlFormField(spec: string): CurlFormField {
+  const equals = spec.indexOf('=');
+  if (equals <= 0) throw new Error(`curl -F without a name: ${spec}`);
+  const name = spec.slice(0, equals);
+  const content = spec.slice(equals + 1);
+  if (content.startsWith('<')) {
+    throw new Error(
+      `curl -F ${name}=<file (a file's text as the value) is not supported by the docs check`,
+    );
+  }
+  if (!content.startsWith('@')) return { name, value: content };
+  const [file = '', ...options] = content.slice(1).split(';');
+  const option = (key: string) =>
+    options.find((item) => item.startsWith(`${key}=`))?.slice(key.length + 1);
+  return { name, file, type: option('type'), filename: option('filename') };
+}
+
 /** The request curl would send for these arguments (the options the docs use and a few more). */
 export function curlRequest(args: readonly string[]): CurlRequest {
   let method: string | undefined;
   let url: string | undefined;
   const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'curl/8 (docs check)' };
   const data: string[] = [];
+  const form: CurlFormField[] = [];
+  let output: string | undefined;
   let json = false;
   let cookieJarOut: string | undefined;
   let cookies: string | undefined;
@@ -324,6 +355,14 @@ export function curlRequest(args: readonly string[]): CurlRequest {
         data.push(value());
         json = true;
         break;
+      case '-F':
+      case '--form':
+        form.push(curlFormField(value()));
+        break;
+      case '-o':
+      case '--output':
+        output = value();
+        break;
       case '-c':
       case '--cookie-jar':
         cookieJarOut = value();
@@ -341,6 +380,7 @@ export function curlRequest(args: readonly string[]): CurlRequest {
     }
   }
   if (url === undefined) throw new Error('curl without a URL');
+  if (form.length > 0 && data.length > 0) throw new Error('curl given both -F and -d');
   const body = data.length === 0 ? undefined : data.join('&');
   if (body !== undefined) {
     // curl's own defaults: a form body, unless --json or a Content-Type header says otherwise.
@@ -348,10 +388,12 @@ export function curlRequest(args: readonly string[]): CurlRequest {
     if (json) headers.accept = 'application/json';
   }
   return {
-    method: method ?? (body === undefined ? 'GET' : 'POST'),
+    method: method ?? (body === undefined && form.length === 0 ? 'GET' : 'POST'),
     url,
     headers,
     body,
+    form: form.length === 0 ? undefined : form,
+    output,
     cookieJarOut,
     cookies,
   };

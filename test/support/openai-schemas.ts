@@ -1,19 +1,27 @@
-// OpenAI's published JSON schemas for chat completions, models and errors (openai/openai-openapi,
-// MIT), read in place from the shared reference folder and compiled with Ajv's 2020-12 build, so
-// tests can hold every response of the OpenAI-compatible API to the letter of OpenAI's document.
+// OpenAI's published JSON schemas (openai/openai-openapi, MIT), read in place from the shared
+// reference folder and compiled with Ajv's 2020-12 build, so tests can hold every response of the
+// OpenAI-compatible API to the letter of OpenAI's document: chat completions, models and errors
+// (openAISchemas()), and the Responses API and audio endpoints (openAISchemas('responses-audio')).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { repositoryRoot } from './process.js';
 
-const fileName = 'openai-chat-completions.schemas.json';
+/** The vendored documents, both OpenAPI components of OpenAI's document, compiled alike. */
+const documents = {
+  chat: 'openai-chat-completions.schemas.json',
+  'responses-audio': 'openai-responses-audio.schemas.json',
+} as const;
+
+export type OpenAIDocument = keyof typeof documents;
 
 /**
  * The vendored document sits in `../shared/reference/` beside the repository (where CI puts it);
  * a worktree one level deeper (`wt/<name>`) finds it one folder further up.
  */
-export function openAISchemasPath(): string {
+export function openAISchemasPath(document: OpenAIDocument = 'chat'): string {
+  const fileName = documents[document];
   const candidates = [
     path.resolve(repositoryRoot, '../shared/reference', fileName),
     path.resolve(repositoryRoot, '../../shared/reference', fileName),
@@ -83,9 +91,24 @@ export type OpenAISchemaName =
   | 'Model'
   | 'ErrorResponse';
 
-export interface OpenAISchemas {
+/** Schemas of the Responses and audio document (any of its `components.schemas` compiles). */
+export type OpenAIResponsesAudioSchemaName =
+  | 'CreateTranscriptionResponseJson'
+  | 'CreateTranscriptionResponseVerboseJson'
+  | 'Response'
+  | 'ResponseStreamEvent'
+  | 'ResponseItemList'
+  | 'ErrorResponse'
+  | (string & Record<never, never>);
+
+interface SchemaNames {
+  chat: OpenAISchemaName;
+  'responses-audio': OpenAIResponsesAudioSchemaName;
+}
+
+export interface OpenAISchemas<Name extends string = OpenAISchemaName> {
   /** The validation errors of `value` against the named schema, as readable lines; [] when valid. */
-  problems(name: OpenAISchemaName, value: unknown): string[];
+  problems(name: Name, value: unknown): string[];
   /** The document's version, for messages. */
   version: string;
 }
@@ -99,18 +122,43 @@ function describeErrors(errors: ErrorObject[] | null | undefined): string[] {
   );
 }
 
-let loaded: OpenAISchemas | undefined;
+const loaded = new Map<OpenAIDocument, OpenAISchemas<string>>();
 
-export function openAISchemas(): OpenAISchemas {
-  if (loaded !== undefined) return loaded;
-  const document = JSON.parse(readFileSync(openAISchemasPath(), 'utf8')) as {
+/** Keywords of the document that JSON Schema 2020-12 does not have and that validate nothing. */
+function foreignKeywords(schema: Json, found = new Set<string>()): Set<string> {
+  if (Array.isArray(schema)) schema.forEach((item) => foreignKeywords(item, found));
+  else if (schema !== null && typeof schema === 'object') {
+    for (const [key, value] of Object.entries(schema)) {
+      // `optional: true` (an annotation some properties carry) and 2019-09's recursive references.
+      if (key === 'optional' && typeof value === 'boolean') found.add(key);
+      if (key === 'properties' && value !== null && typeof value === 'object') {
+        Object.values(value).forEach((property) => foreignKeywords(property, found));
+      } else foreignKeywords(value, found);
+    }
+  }
+  return found;
+}
+
+export function openAISchemas<Document extends OpenAIDocument = 'chat'>(
+  which: Document = 'chat' as Document,
+): OpenAISchemas<SchemaNames[Document]> {
+  const cached = loaded.get(which);
+  if (cached !== undefined) return cached;
+  const document = JSON.parse(readFileSync(openAISchemasPath(which), 'utf8')) as {
     info: { version: string };
     components: { schemas: Record<string, Json> };
   };
   const components = nullableToUnions(document.components);
   // Strict (unknown keywords and formats are errors), except strictTypes: OpenAI's `Model` uses
   // `required` without `type: "object"`, valid JSON Schema that Ajv's type lint flags.
-  const ajv = new Ajv2020({ strict: true, strictTypes: false, allErrors: true });
+  // The Responses document also `require`s, in one branch of an `allOf`, properties another branch
+  // defines: valid JSON Schema that Ajv's strictRequired lint flags.
+  const ajv = new Ajv2020({
+    strict: true,
+    strictTypes: false,
+    strictRequired: which === 'chat',
+    allErrors: true,
+  });
   addFormats(ajv);
   // OpenAI's own integer format: seconds since the epoch.
   ajv.addFormat('unixtime', {
@@ -118,10 +166,14 @@ export function openAISchemas(): OpenAISchemas {
     validate: (value: number) => Number.isSafeInteger(value) && value >= 0,
   });
   // `components` is the OpenAPI document's container of schemas, which the `$ref`s point into.
-  ajv.addVocabulary(['components', ...annotationKeywords(components)]);
+  ajv.addVocabulary([
+    'components',
+    ...annotationKeywords(components),
+    ...foreignKeywords(components),
+  ]);
   ajv.addSchema({ $id: 'openai', components });
-  const validators = new Map<OpenAISchemaName, ValidateFunction>();
-  const validator = (name: OpenAISchemaName): ValidateFunction => {
+  const validators = new Map<string, ValidateFunction>();
+  const validator = (name: string): ValidateFunction => {
     let validate = validators.get(name);
     if (validate === undefined) {
       validate = ajv.compile({ $ref: `openai#/components/schemas/${name}` });
@@ -129,12 +181,13 @@ export function openAISchemas(): OpenAISchemas {
     }
     return validate;
   };
-  loaded = {
+  const schemas: OpenAISchemas<string> = {
     version: document.info.version,
     problems(name, value) {
       const validate = validator(name);
       return validate(value) ? [] : describeErrors(validate.errors);
     },
   };
-  return loaded;
+  loaded.set(which, schemas);
+  return schemas;
 }

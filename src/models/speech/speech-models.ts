@@ -13,6 +13,24 @@ export interface Transcription {
   readonly language: string | null;
   /** The engine's own confidence in 0..1; null when the engine reports none. */
   readonly confidence: number | null;
+  /** Where each stretch of speech lies in the audio, when the engine says (PocketSphinx does). */
+  readonly segments?: readonly TranscriptSegment[];
+}
+
+/** A stretch of speech the engine decoded as one utterance; times in seconds from the start. */
+export interface TranscriptSegment {
+  readonly text: string;
+  readonly start: number;
+  readonly end: number;
+  readonly words: readonly TimedWord[];
+  /** The mean of the words' own confidences (0..1); null when the engine gives none. */
+  readonly confidence: number | null;
+}
+
+export interface TimedWord {
+  readonly word: string;
+  readonly start: number;
+  readonly end: number;
 }
 
 export interface TranscriptionRequest {
@@ -60,10 +78,14 @@ export interface SynthesisRequest {
   /** A voice of `voices()`; null: the one for `language`, else the model's default. */
   readonly voice: string | null;
   readonly language: string | null;
+  /** How fast to speak, 1 being the voice's own pace; within the model's `speeds`. */
+  readonly speed?: number;
   readonly signal: AbortSignal;
 }
 
 export interface SpeechModel {
+  /** The speeds the model can speak at (absent: only its own pace, 1). */
+  readonly speeds?: { readonly min: number; readonly max: number };
   voices(): Promise<readonly Voice[]>;
   /** The voice a request ends up with (the default, or the best match for its language). */
   resolveVoice(voice: string | null, language: string | null): Promise<string>;

@@ -13,6 +13,7 @@ import type { DatabaseSchema } from '../../storage/schema.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
 import type { PlatformMetrics } from '../metrics/metrics.js';
 import type { TurnLimit } from './realtime/connection.js';
+import { openAiAudioPlugin } from './openai-audio.routes.js';
 import { realtimePlugin } from './realtime/realtime.routes.js';
 import { SpeechService } from './speech-service.js';
 import { speechPlugin } from './speech.routes.js';
@@ -45,6 +46,8 @@ export interface VoiceModule {
   readonly voiceSessions: VoiceSessionService;
   /** /v1/speech. */
   readonly speechPlugin: FeaturePlugin;
+  /** OpenAI's /v1/audio/transcriptions and /v1/audio/speech. */
+  readonly openAiAudioPlugin: AsyncFeaturePlugin;
   /** /v1/voice/sessions, /v1/ws/config and /asyncapi.json. */
   readonly voicePlugin: FeaturePlugin;
   /** The WebSockets: /v1/voice/stream/{session_id} and /v1/ws. */
@@ -68,6 +71,7 @@ export function createVoiceModule(dependencies: VoiceModuleDependencies): VoiceM
     speech,
     voiceSessions,
     speechPlugin: speechPlugin(speech),
+    openAiAudioPlugin: openAiAudioPlugin(speech),
     voicePlugin: voicePlugin({ config, voiceSessions }),
     realtimePlugin: realtimePlugin({
       config,

@@ -28,6 +28,39 @@ const providerNames: Record<string, string> = {
   'espeak-ng': 'eSpeak NG (offline, on this server)',
 };
 
+/**
+ * OpenAI's model names of each kind (its CreateTranscriptionRequest and CreateSpeechRequest), which
+ * /v1/audio/* takes for the kind's default model when the catalog has no model or alias of the name
+ * (`speech.openai_aliases`). Diarization is not among them: no engine here tells speakers apart.
+ */
+export const openAiModelNames = {
+  transcription: [
+    'whisper-1',
+    'gpt-transcribe',
+    'gpt-4o-transcribe',
+    'gpt-4o-mini-transcribe',
+    'gpt-4o-mini-transcribe-2025-12-15',
+  ],
+  speech: ['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'gpt-4o-mini-tts-2025-12-15'],
+} as const satisfies Record<'transcription' | 'speech', readonly string[]>;
+
+/** OpenAI's built-in voices, taken for a speech model's default voice where it has none of them. */
+export const openAiVoiceNames = [
+  'alloy',
+  'ash',
+  'ballad',
+  'coral',
+  'echo',
+  'fable',
+  'onyx',
+  'nova',
+  'sage',
+  'shimmer',
+  'verse',
+  'marin',
+  'cedar',
+] as const;
+
 export interface TranscribeRequest {
   audio: Uint8Array;
   /** null: detect the container from its first bytes. */
@@ -52,6 +85,10 @@ export interface SynthesizeRequest {
   model: string | undefined;
   format: OutputFormat;
   sampleRate: number | undefined;
+  /** 1 (the voice's own pace) when absent; other speeds only where the model has `speeds`. */
+  speed?: number;
+  /** The parameter a refused `speed` is named as. */
+  speedParam?: string;
   signal: AbortSignal;
 }
 
@@ -110,7 +147,7 @@ export class SpeechService {
   ): string {
     const registry = this.options.models;
     if (model !== undefined) {
-      const name = registry.resolve('transcription', model, param);
+      const name = registry.resolve('transcription', this.aliased('transcription', model), param);
       if (provider !== undefined && registry.definitionOf(name).provider !== provider) {
         throw new InvalidParameterError(
           'provider',
@@ -140,7 +177,54 @@ export class SpeechService {
   }
 
   resolveSpeechModel(model: string | undefined, param = 'model'): string {
-    return this.options.models.resolve('speech', model, param);
+    return this.options.models.resolve(
+      'speech',
+      model === undefined ? undefined : this.aliased('speech', model),
+      param,
+    );
+  }
+
+  /**
+   * `name` as /v1/audio/* takes it: a model or alias of the catalog as it is; else one of OpenAI's
+   * names of the kind stands for the default (undefined), unless `speech.openai_aliases` is off.
+   */
+  openAiModel(kind: 'transcription' | 'speech', name: string): string | undefined {
+    const known =
+      this.options.models.find(name) !== undefined || this.aliasOwner(kind, name) !== undefined;
+    return !known &&
+      this.options.config.openAiAliases &&
+      (openAiModelNames[kind] as readonly string[]).includes(name)
+      ? undefined
+      : name;
+  }
+
+  /**
+   * The voice /v1/audio/speech speaks `voice` with: the model's own voice of that name, else (one
+   * of OpenAI's voice names, with `speech.openai_aliases` on) null, the model's default voice;
+   * otherwise 400 naming `param`.
+   */
+  async openAiVoice(model: string, voice: string, param: string): Promise<string | null> {
+    try {
+      return await this.checkVoice(model, voice, null, param);
+    } catch (error) {
+      const alias =
+        this.options.config.openAiAliases &&
+        (openAiVoiceNames as readonly string[]).includes(voice);
+      if (alias && error instanceof AppError && error.code === 'invalid_parameter') return null;
+      throw error;
+    }
+  }
+
+  /** The model whose entry lists `alias` among its `aliases`, if any. */
+  private aliasOwner(kind: 'transcription' | 'speech', alias: string): string | undefined {
+    return this.ofKind(kind).find((status) => status.definition.speech?.aliases.includes(alias))
+      ?.definition.name;
+  }
+
+  /** A catalog name as it is; an alias as the name of its model. */
+  private aliased(kind: 'transcription' | 'speech', name: string): string {
+    if (this.options.models.find(name) !== undefined) return name;
+    return this.aliasOwner(kind, name) ?? name;
   }
 
   async transcribe(request: TranscribeRequest): Promise<TranscribeOutcome> {
@@ -230,12 +314,15 @@ export class SpeechService {
         `MP3 takes ${mp3SampleRates.join(', ')} Hz; use format 'wav' or 'pcm' for ${request.sampleRate} Hz.`,
       );
     }
+    const speed = request.speed ?? 1;
+    if (speed !== 1) checkSpeed(name, model.speeds, speed, request.speedParam ?? 'speed');
     const language = request.language === null ? null : normaliseLanguageTag(request.language);
     const voice = await model.resolveVoice(request.voice, language);
     const pcm = await model.synthesize({
       text: request.text,
       voice,
       language,
+      ...(speed === 1 ? {} : { speed }),
       signal: request.signal,
     });
     const sampleRate = request.sampleRate ?? pcm.sampleRate;
@@ -332,6 +419,22 @@ export class SpeechService {
   private ofKind(kind: 'transcription' | 'speech'): ModelStatus[] {
     return this.options.models.list().filter((status) => status.definition.type === kind);
   }
+}
+
+/** A speed the model cannot speak at is a 400 that says which it can. */
+function checkSpeed(
+  model: string,
+  speeds: { min: number; max: number } | undefined,
+  speed: number,
+  param: string,
+): void {
+  if (speeds !== undefined && speed >= speeds.min && speed <= speeds.max) return;
+  throw new InvalidParameterError(
+    param,
+    speeds === undefined
+      ? `Model '${model}' speaks at one speed only: '${param}' must be 1.`
+      : `Model '${model}' speaks at ${Math.ceil(speeds.min * 100) / 100} to ${Math.floor(speeds.max * 100) / 100} times its normal speed; '${param}' is ${speed}.`,
+  );
 }
 
 /** Whether the loudest sample is below about -60 dBFS. */

@@ -36,6 +36,8 @@ export const SpeechFileSchema = Closed({
   preload: Type.Optional(Type.Boolean()),
   engine_timeout_ms: OptionalInteger(100, 600_000),
   transcription_processes: OptionalInteger(1, 64),
+  /** Whether /v1/audio/* takes OpenAI's model and voice names for the defaults. */
+  openai_aliases: Type.Optional(Type.Boolean()),
   /** Whether a file that lists models keeps the built-in offline engines of the kinds it lacks. */
   builtin_engines: Type.Optional(Type.Boolean()),
   realtime: Type.Optional(RealtimeFileSchema),
@@ -74,6 +76,7 @@ export function speechConfig(
   return {
     defaultTranscriptionModel,
     defaultSpeechModel,
+    openAiAliases: file.openai_aliases ?? true,
     maxAudioBytes: file.max_audio_bytes ?? 25 * 1024 * 1024,
     maxAudioSeconds: file.max_audio_seconds ?? 600,
     maxSynthesisCharacters: file.max_synthesis_characters ?? 5000,

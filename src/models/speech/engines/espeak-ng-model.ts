@@ -14,7 +14,14 @@ import {
 /** A voice id, optionally with one of eSpeak's variants (`en-us+klatt`, `de+f2`). */
 const voicePattern = /^([a-z0-9-]{1,40})(\+[a-z0-9_]{1,20})?$/;
 
+/** eSpeak's own pace, and the rates it speaks at (it clamps any other to these). */
+const wordsPerMinute = { normal: 175, min: 80, max: 450 };
+
 export class EspeakNgModel implements SpeechModel {
+  readonly speeds = {
+    min: wordsPerMinute.min / wordsPerMinute.normal,
+    max: wordsPerMinute.max / wordsPerMinute.normal,
+  };
   private voiceList: Promise<readonly Voice[]> | undefined;
 
   constructor(
@@ -63,7 +70,12 @@ export class EspeakNgModel implements SpeechModel {
   async synthesize(request: SynthesisRequest): Promise<Pcm> {
     const voice = await this.resolveVoice(request.voice, request.language);
     return this.pool.synthesize(
-      { text: request.text, voice, wordsPerMinute: null },
+      {
+        text: request.text,
+        voice,
+        wordsPerMinute:
+          request.speed === undefined ? null : Math.round(wordsPerMinute.normal * request.speed),
+      },
       request.signal,
     );
   }

@@ -100,6 +100,9 @@ export class OpenAiTranscriptionModel implements TranscriptionModel {
 const openAiPcmRate = 24_000;
 
 export class OpenAiSpeechModel implements SpeechModel {
+  /** OpenAI's `speed` range (servers that speak the API take it too). */
+  readonly speeds = { min: 0.25, max: 4 };
+
   constructor(
     private readonly definition: RemoteModelDefinition,
     private readonly secrets: SecretSource,
@@ -140,6 +143,7 @@ export class OpenAiSpeechModel implements SpeechModel {
             input: request.text,
             voice,
             response_format: 'pcm',
+            ...(request.speed === undefined ? {} : { speed: request.speed }),
           }),
         },
       }),

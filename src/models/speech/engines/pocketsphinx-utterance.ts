@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { unlink } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { RequestAbortedError, type UpstreamError } from '../../spec.js';
-import type { Transcription } from '../speech-models.js';
+import type { TimedWord, Transcription } from '../speech-models.js';
 
 export const sampleRate = 16_000;
 /** After the end of the audio: this long, plus twice the audio's duration, to finish decoding. */
@@ -19,32 +19,92 @@ const decodeGraceMs = 10_000;
 const segmentLine = /^(\S+) (-?\d+\.\d+) (-?\d+\.\d+) (-?\d+\.\d+)$/;
 const fillers = /^(<s>|<\/s>|<sil>|\[.*\]|\+\+.*\+\+)$/;
 
+interface DecodedSegment {
+  text: string;
+  /** From the utterance's `<s>` to its `</s>` (else its first and last word). */
+  start: number | null;
+  end: number | null;
+  words: TimedWord[];
+  posteriors: number[];
+  /** Its `</s>` was seen: a further `<s>` opens the next utterance. */
+  closed: boolean;
+}
+
 interface Decoded {
   hypotheses: string[];
   posteriors: number[];
+  /** One per utterance pocketsphinx_continuous decoded (it splits the audio at pauses). */
+  segments: DecodedSegment[];
 }
 
+/**
+ * Reads `-time yes` output: per utterance, its hypothesis on a line, then a line per word (and per
+ * filler: `<s>`, `<sil>`, `</s>`) with its start and end in seconds from the start of the audio and
+ * its posterior probability. An alternative pronunciation is marked `word(2)`. Only whole lines
+ * are read: the output is also read while it arrives, for interim text.
+ */
 export function parseOutput(output: string): Decoded {
-  const decoded: Decoded = { hypotheses: [], posteriors: [] };
-  for (const line of output.split('\n')) {
+  const decoded: Decoded = { hypotheses: [], posteriors: [], segments: [] };
+  let segment: DecodedSegment | null = null;
+  const open = (text: string): DecodedSegment => {
+    const opened: DecodedSegment = {
+      text,
+      start: null,
+      end: null,
+      words: [],
+      posteriors: [],
+      closed: false,
+    };
+    decoded.segments.push(opened);
+    return opened;
+  };
+  // A line still arriving (no newline yet) is read once it is whole.
+  const whole = output.slice(0, output.lastIndexOf('\n') + 1);
+  for (const line of whole.split('\n')) {
     const trimmed = line.trim();
     if (trimmed === '') continue;
-    const segment = segmentLine.exec(trimmed);
-    if (segment === null) decoded.hypotheses.push(trimmed);
-    else if (!fillers.test(segment[1]!)) decoded.posteriors.push(Math.min(1, Number(segment[4])));
+    const timed = segmentLine.exec(trimmed);
+    if (timed === null) {
+      decoded.hypotheses.push(trimmed);
+      segment = open(trimmed);
+      continue;
+    }
+    const [, token = '', startText, endText, posteriorText] = timed;
+    const start = Number(startText);
+    const end = Number(endText);
+    if (token === '<s>' && (segment === null || segment.closed)) segment = open('');
+    segment ??= open('');
+    if (token === '<s>') segment.start = start;
+    else if (token === '</s>') {
+      segment.end = end;
+      segment.closed = true;
+    }
+    if (fillers.test(token)) continue;
+    const posterior = Math.min(1, Number(posteriorText));
+    decoded.posteriors.push(posterior);
+    segment.posteriors.push(posterior);
+    segment.words.push({ word: token.replace(/\(\d+\)$/, ''), start, end });
   }
   return decoded;
 }
 
+const mean = (values: readonly number[]): number | null =>
+  values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length;
+
 export function transcriptionOf(decoded: Decoded): Transcription {
   const text = decoded.hypotheses.join(' ').replace(/\s+/g, ' ').trim();
   const confidence =
-    decoded.posteriors.length === 0
-      ? text === ''
-        ? 1
-        : null
-      : decoded.posteriors.reduce((sum, value) => sum + value, 0) / decoded.posteriors.length;
-  return { text, language: 'en', confidence };
+    decoded.posteriors.length === 0 ? (text === '' ? 1 : null) : mean(decoded.posteriors);
+  const segments = decoded.segments
+    .filter((segment) => segment.text !== '')
+    .map((segment) => ({
+      text: segment.text,
+      start: segment.start ?? segment.words[0]?.start ?? 0,
+      end: segment.end ?? segment.words.at(-1)?.end ?? segment.start ?? 0,
+      words: segment.words,
+      confidence: mean(segment.posteriors),
+    }));
+  return { text, language: 'en', confidence, segments };
 }
 
 /** A running recogniser and the named pipe its audio goes through (opened by both ends). */
