@@ -360,6 +360,50 @@ describe.each(allDialects)("Anthropic's Messages API ($name)", (dialect) => {
       });
     });
 
+    it('stores the turn with the user_id extension, and continues the conversation it names', async () => {
+      const first = (await client.messages.create({
+        model,
+        max_tokens: 50,
+        user_id: 'ann',
+        messages: [{ role: 'user', content: 'one' }],
+      } as Anthropic.MessageCreateParamsNonStreaming)) as Anthropic.Message & {
+        conversation_id: string;
+        message_id: string;
+      };
+      expect(first.conversation_id).toMatch(/^conv_/);
+      expect(first.message_id).toBe(first.id);
+      const stream = client.messages.stream({
+        model,
+        max_tokens: 50,
+        user_id: 'ann',
+        conversation_id: first.conversation_id,
+        messages: [{ role: 'user', content: 'two' }],
+      } as Anthropic.MessageStreamParams);
+      const start = (await collect(stream))[0] as Extract<
+        MessageStreamEvent,
+        { type: 'message_start' }
+      >;
+      expect(start.message).toMatchObject({ conversation_id: first.conversation_id });
+      // The stored history comes before the new turn.
+      expect(upstreamBodies()[1]!.messages).toEqual([
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'Echo: one' },
+        { role: 'user', content: 'two' },
+      ]);
+      const history = await harness.app.inject({
+        method: 'GET',
+        url: `/v1/conversations/${first.conversation_id}/messages`,
+        headers: bearer(harness.adminKey),
+      });
+      const { messages } = history.json<{ messages: Array<Record<string, unknown>> }>();
+      expect(messages.map((message) => [message.role, message.content])).toEqual([
+        ['user', 'one'],
+        ['assistant', 'Echo: one'],
+        ['user', 'two'],
+        ['assistant', 'Echo: two'],
+      ]);
+    });
+
     it('counts tokens with the model’s counter, tools included, without calling the upstream', async () => {
       const plain = await client.messages.countTokens({
         model,
@@ -586,6 +630,23 @@ describe.each(allDialects)("Anthropic's Messages API ($name)", (dialect) => {
         messages: [{ role: 'user', content }],
       });
       expect(anthropic.requests[0]!.body.messages).toEqual([{ role: 'user', content }]);
+    });
+
+    it('translates a turn to store (the user_id extension) through the chat module', async () => {
+      anthropic.enqueue({ kind: 'reply', text: 'Stored.' });
+      const message = (await client.messages.create({
+        model,
+        max_tokens: 50,
+        user_id: 'ann',
+        messages: [{ role: 'user', content: 'Keep this.' }],
+      } as Anthropic.MessageCreateParamsNonStreaming)) as Anthropic.Message & {
+        conversation_id: string;
+      };
+      expect(message.content).toEqual([{ type: 'text', text: 'Stored.' }]);
+      expect(message.conversation_id).toMatch(/^conv_/);
+      // The platform's own request to Anthropic, without the extension.
+      expect(anthropic.requests[0]!.body).not.toHaveProperty('user_id');
+      expect(anthropic.requests[0]!.body.model).toBe('claude-sonnet-4-5');
     });
 
     it('counts tokens with the model’s counter', async () => {

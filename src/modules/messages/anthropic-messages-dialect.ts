@@ -63,6 +63,9 @@ export interface PromptBody {
   readonly tool_choice?: RequestToolChoice | undefined;
   readonly thinking?: { readonly type: string; readonly [field: string]: unknown } | undefined;
   readonly output_config?: OutputConfig | undefined;
+  /** The platform's extensions: store the turn in a conversation. */
+  readonly user_id?: string | undefined;
+  readonly conversation_id?: string | undefined;
   readonly [field: string]: unknown;
 }
 
@@ -102,6 +105,10 @@ export interface TranslatedPrompt {
 
 /** The chat turn a Messages request asks for, before routing picks its model. */
 export interface MessagesCall extends TranslatedPrompt {
+  /** Stored in a conversation (the extensions `user_id` or `conversation_id`), or stateless. */
+  readonly persist: boolean;
+  readonly userId: string | null;
+  readonly conversationId: string | null;
   readonly requestedModel: string;
   readonly maxTokens: number;
   readonly temperature: number | undefined;
@@ -494,6 +501,9 @@ export function messagesCallOf(body: MessagesRequestBody): MessagesCall {
   return {
     ...prompt,
     params,
+    persist: body.user_id !== undefined || body.conversation_id !== undefined,
+    userId: body.user_id ?? null,
+    conversationId: body.conversation_id ?? null,
     requestedModel: body.model,
     maxTokens: body.max_tokens,
     temperature: body.temperature,
@@ -555,6 +565,11 @@ export function toolInput(argumentsJson: string): Json {
 const answerText = (outcome: Pick<ChatOutcome, 'text' | 'refusal'>) =>
   outcome.text === '' ? (outcome.refusal ?? '') : outcome.text;
 
+/** The conversation's ids, added to an answer that was stored (nothing for a stateless one). */
+function storedIds(conversationId: string | null, messageId: string) {
+  return conversationId === null ? {} : { conversation_id: conversationId, message_id: messageId };
+}
+
 /** A whole answer as Anthropic's message object. */
 export function messageBody(outcome: ChatOutcome) {
   const toolCalls = outcome.toolCalls ?? [];
@@ -577,6 +592,7 @@ export function messageBody(outcome: ChatOutcome) {
     // OpenAI-compatible models do not say which stop sequence ended the answer.
     stop_sequence: null,
     usage: anthropicUsage(outcome.usage),
+    ...storedIds(outcome.conversationId, outcome.messageId),
   };
 }
 
@@ -655,6 +671,7 @@ export function messageEventsOf(
             stop_reason: null,
             stop_sequence: null,
             usage: { input_tokens: 0, output_tokens: 0 },
+            ...storedIds(chatEvent.conversationId, chatEvent.messageId),
           },
         }),
       );

@@ -3,8 +3,10 @@
 // (`x-api-key` as they send it, or `Authorization: Bearer`). Any chat model of the catalog
 // answers: a model of the `anthropic` provider receives the request as sent (pass-through,
 // ../../models/providers/anthropic-passthrough.ts), any other through the chat module's turn as
-// /chat/completions does (translated both ways by anthropic-messages-dialect.ts). Stateless:
-// nothing is stored. Errors, on these routes only, are in Anthropic's shape.
+// /chat/completions does (translated both ways by anthropic-messages-dialect.ts). Stateless, but
+// for the platform's extensions `user_id` and `conversation_id`, which store the turn in a
+// conversation as /chat/completions does (then the request is translated whatever the model).
+// Errors, on these routes only, are in Anthropic's shape.
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
@@ -60,7 +62,7 @@ import {
 export type MessagesPlugin = FeaturePlugin;
 
 export interface MessagesRoutesDependencies {
-  /** The chat module's service: a translated request is a stateless chat turn. */
+  /** The chat module's service: a translated request is a chat turn, stored or stateless. */
   readonly chat: Pick<ChatService, 'complete' | 'openStream'>;
   /** `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens. */
   readonly routing: Pick<RoutingService, 'resolveChatModel'>;
@@ -111,7 +113,7 @@ function messagesRoutes(app: App, dependencies: MessagesRoutesDependencies): voi
         tags: ['Chat'],
         summary: "Message (Anthropic's Messages API)",
         description:
-          'Anthropic\'s Messages request and answer, streamed (`message_start`, `content_block_start`, `content_block_delta` with `text_delta` / `input_json_delta`, `content_block_stop`, `message_delta`, `message_stop`; `event: error` when it fails midway) or not; errors in Anthropic\'s shape (`{"type":"error","error":{"type":…,"message":…}}`). The key may come as `x-api-key`, as Anthropic\'s clients send it. A model of the `anthropic` provider receives the request as sent (only `model` and `max_tokens`, capped at the model\'s maximum, rewritten; `anthropic-version` and `anthropic-beta` forwarded). Any other chat model answers through the translation to the platform\'s message model: `system`, text, image (base64 or URL), document (base64 or plain text), `tool_use` and `tool_result` blocks, `tools`, `tool_choice`, `max_tokens` (capped at the model\'s maximum), `stop_sequences`, `temperature`, `top_p`, `metadata.user_id`; what it cannot carry (`top_k`, extended `thinking`, Anthropic\'s server tools and their blocks, a final assistant message, file sources) answers 400 naming it. A request needing a capability (tools, vision) the model lacks answers 400 before any upstream call. Stateless: nothing is stored. See docs/message-model.md.',
+          'Anthropic\'s Messages request and answer, streamed (`message_start`, `content_block_start`, `content_block_delta` with `text_delta` / `input_json_delta`, `content_block_stop`, `message_delta`, `message_stop`; `event: error` when it fails midway) or not; errors in Anthropic\'s shape (`{"type":"error","error":{"type":…,"message":…}}`). The key may come as `x-api-key`, as Anthropic\'s clients send it. A model of the `anthropic` provider receives the request as sent (only `model` and `max_tokens`, capped at the model\'s maximum, rewritten; `anthropic-version` and `anthropic-beta` forwarded). Any other chat model answers through the translation to the platform\'s message model: `system`, text, image (base64 or URL), document (base64 or plain text), `tool_use` and `tool_result` blocks, `tools`, `tool_choice`, `max_tokens` (capped at the model\'s maximum), `stop_sequences`, `temperature`, `top_p`, `metadata.user_id`, `output_config` (`format` as a JSON-schema `response_format`, `effort` as `reasoning_effort`); what it cannot carry (`top_k`, extended `thinking`, Anthropic\'s server tools and their blocks, a final assistant message, file sources) answers 400 naming it. A request needing a capability (tools, vision, JSON schema) the model lacks answers 400 before any upstream call. Extensions: `user_id` and/or `conversation_id` store the turn in a conversation as on `/chat/completions` (the request is then translated whatever the model; `conversation_id` and `message_id` are added to the message — to the one in `message_start` when streaming — and `x-conversation-id` is set on JSON answers); without them nothing is stored. See docs/message-model.md.',
         body: MessagesRequestSchema,
         response: {
           200: {
@@ -230,7 +232,7 @@ async function answer(
     requestedModel: call.requestedModel,
     messages: call.messages,
     maxTokens: call.maxTokens,
-    conversationId: null,
+    conversationId: call.conversationId,
     signal,
     capabilities: call.needs.map((need) => need.capability),
   });
@@ -238,7 +240,8 @@ async function answer(
   requireCapabilities(definition, call.needs);
   // A client written for Claude asks for Claude's limits: the catalog's maximum caps them.
   const maxTokens = Math.min(routed.maxTokens ?? call.maxTokens, definition.maxTokens);
-  const passthrough = passthroughOf(definition);
+  // A turn to store is the chat module's, whatever the model: it is translated.
+  const passthrough = call.persist ? null : passthroughOf(definition);
   if (passthrough !== null) {
     const { version, beta } = forwardedHeaders(request.headers);
     const passed = { body, maxTokens, version, beta, signal };
@@ -273,7 +276,7 @@ async function answer(
   await translated(dependencies, call, definition.name, maxTokens, signal, request, reply, guard);
 }
 
-/** A translated message: the chat module's stateless turn, answered in Anthropic's shapes. */
+/** A translated message: the chat module's turn, answered in Anthropic's shapes. */
 async function translated(
   { chat }: MessagesRoutesDependencies,
   call: MessagesCall,
@@ -288,9 +291,9 @@ async function translated(
   const chatRequest: ChatRequest = {
     accountId: principal.accountId,
     apiKeyId: principal.keyId,
-    userId: null,
-    conversationId: null,
-    persist: false,
+    userId: call.userId,
+    conversationId: call.conversationId,
+    persist: call.persist,
     messages: call.messages,
     model,
     temperature: call.temperature,
@@ -312,5 +315,8 @@ async function translated(
     return;
   }
   const outcome = await chat.complete(chatRequest);
+  if (outcome.conversationId !== null) {
+    void reply.header('x-conversation-id', outcome.conversationId);
+  }
   void reply.type('application/json; charset=utf-8').send(JSON.stringify(messageBody(outcome)));
 }

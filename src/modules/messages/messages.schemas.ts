@@ -144,6 +144,21 @@ const promptFields = {
   thinking: Type.Optional(
     Type.Object({ type: Type.String({ maxLength: 32 }) }, { additionalProperties: true }),
   ),
+  user_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description:
+        'Extension: store the turn for this user (then the request is translated, even for an Anthropic model); ignored by count_tokens.',
+    }),
+  ),
+  conversation_id: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description:
+        'Extension: continue this stored conversation (as `user_id`); ignored by count_tokens.',
+    }),
+  ),
   output_config: Type.Optional(
     Type.Object(
       {
