@@ -1,5 +1,6 @@
 // The lean OpenAI-compatible path's connection (./openai-compatible-chat-model.ts): the POST to an
-// upstream's /chat/completions over the shared keep-alive agents (node:http/https), retried as
+// upstream's /chat/completions (or, for Anthropic's pass-through, its /messages with its own key
+// header: ./anthropic-passthrough.ts) over the shared keep-alive agents (node:http/https), retried as
 // ./retry.ts does, and a whole answer read with a size bound. Failures become the same
 // APICallErrors the AI SDK raises, so retries and the mapping to the contract's errors
 // (describeUpstreamFailure) are shared with the other providers.

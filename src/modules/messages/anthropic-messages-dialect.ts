@@ -24,7 +24,8 @@ type Json = Record<string, unknown>;
 export interface RequestBlock {
   readonly type: string;
   readonly text?: string | undefined;
-  readonly source?: Json | undefined;
+  /** An object for images and documents (the schema checks it); anything for other blocks. */
+  readonly source?: unknown;
   readonly title?: string | null | undefined;
   readonly id?: string | undefined;
   readonly name?: string | undefined;
@@ -137,9 +138,12 @@ export function refuseUntranslatable(call: TranslatedPrompt, modelName: string):
 const dataUrl = (mediaType: unknown, data: unknown) =>
   `data:${typeof mediaType === 'string' ? mediaType : 'application/octet-stream'};base64,${typeof data === 'string' ? data : ''}`;
 
+const sourceOf = (block: RequestBlock): Json =>
+  typeof block.source === 'object' && block.source !== null ? (block.source as Json) : {};
+
 /** The image block's source as an image_url part; undefined when it has none (a file id). */
 function imagePart(block: RequestBlock): ContentPart | undefined {
-  const source = block.source ?? {};
+  const source = sourceOf(block);
   if (source.type === 'base64' && typeof source.data === 'string') {
     return { type: 'image_url', image_url: { url: dataUrl(source.media_type, source.data) } };
   }
@@ -151,7 +155,7 @@ function imagePart(block: RequestBlock): ContentPart | undefined {
 
 /** A document block as a file part (base64) or text (a plain-text source). */
 function documentPart(block: RequestBlock): ContentPart | undefined {
-  const source = block.source ?? {};
+  const source = sourceOf(block);
   if (source.type === 'base64' && typeof source.data === 'string') {
     const filename = typeof block.title === 'string' ? { filename: block.title } : {};
     return {
