@@ -215,6 +215,21 @@ describe.each(allDialects)("Anthropic's Messages API ($name)", (dialect) => {
       expect(upstreamBodies()[0]).toMatchObject({ stream: true, max_tokens: 50 });
     });
 
+    it("ends a stream the upstream cut with Anthropic's error event", async () => {
+      harness.upstream.enqueue({ kind: 'cut', afterChunks: 2 });
+      const stream = client.messages.stream({
+        model,
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'Tell me a story.' }],
+      });
+      const failure = await collect(stream).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(Anthropic.APIError);
+      expect((failure as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'api_error', code: 'upstream_error' },
+      });
+    });
+
     it('runs a tool loop: tool_use from the upstream call, tool_result sent back as a tool message', async () => {
       harness.upstream.enqueue({
         kind: 'reply',
