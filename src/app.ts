@@ -87,6 +87,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     modules.templates.plugin,
     modules.chat.plugin,
     modules.completions.plugin,
+    modules.messages.plugin,
     modules.completions.embeddingsPlugin,
     modules.conversations.plugin,
     modules.knowledge.plugin,

@@ -6,6 +6,7 @@ import { createAccountsModule, type AccountsModule } from './modules/accounts/mo
 import { createAgentsModule, type AgentsModule } from './modules/agents/module.js';
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
 import { createCompletionsModule } from './modules/completions/module.js';
+import { createMessagesModule } from './modules/messages/module.js';
 import { createMetricsModule, type MetricsModule } from './modules/metrics/module.js';
 import { createPipelinesModule, type PipelinesModule } from './modules/pipelines/module.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
@@ -238,6 +239,18 @@ function servingModules(
       bodyLimit: chat.bodyLimit,
     }),
   );
+  const messages = closers.started(
+    'messages',
+    createMessagesModule({
+      chat: chat.service,
+      models,
+      secrets: config.secrets,
+      observer: engines.metrics.metrics,
+      routing: routing.service,
+      credentialWatch,
+      bodyLimit: chat.bodyLimit,
+    }),
+  );
   const voice = closers.started(
     'voice',
     voiceModuleOf(wiring, engines, { accounts, chat: chat.service, conversations }),
@@ -252,7 +265,7 @@ function servingModules(
       voiceChatReadiness: () => voice.speech.voiceChatReadiness(),
     }),
   );
-  return { usage, routing, chat, completions, voice, layout, health };
+  return { usage, routing, chat, completions, messages, voice, layout, health };
 }
 
 /** Speech, voice sessions and the WebSockets, whose turns are chat turns counted like requests. */

@@ -86,11 +86,16 @@ export class ConflictError extends AppError {
   }
 }
 
-/** The error body for an unexpected failure: never carries the cause's message. */
-export function internalErrorBody(requestId?: string): ErrorBody {
+/** The error for an unexpected failure: never carries the cause's message. */
+export function internalError(requestId?: string): AppError {
   const suffix = requestId === undefined ? '' : ` (request id ${requestId})`;
   return new AppError(
     'internal_error',
     `The service failed to handle this request${suffix}. The failure was logged.`,
-  ).toBody();
+  );
+}
+
+/** The error body for an unexpected failure: never carries the cause's message. */
+export function internalErrorBody(requestId?: string): ErrorBody {
+  return internalError(requestId).toBody();
 }

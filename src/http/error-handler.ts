@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, internalErrorBody, type ErrorBody } from '../errors/app-error.js';
+import { AppError, internalError, internalErrorBody } from '../errors/app-error.js';
 import type { ErrorCode } from '../errors/catalog.js';
 import { schemaIssueToError, type SchemaIssue } from '../errors/schema-errors.js';
 import { RequestAbortedError } from '../models/spec.js';
@@ -102,14 +102,22 @@ export function writeClientError(error: Error & { code?: string }, socket: Duple
 }
 
 /**
+ * Writes an error's body: the contract's (`toBody`) on every route but those of a dialect that has
+ * its own error shape (Anthropic's Messages API), which pass theirs as the route's error handler.
+ */
+export type ErrorBodyWriter = (error: AppError, requestId: string) => unknown;
+
+const contractBody: ErrorBodyWriter = (error) => error.toBody();
+
+/**
  * The error body as JSON text, written here rather than by the route's response serializer: a
  * serializer that fails (a schema that no longer compiles) would make Fastify answer with a body
  * outside the contract that carries the failure's internal message. Should even this fail (a
  * detail that cannot be written), the body is the plain internal error, which always can.
  */
-function errorBodyText(body: ErrorBody, requestId: string): string {
+function errorBodyText(error: AppError, requestId: string, writeBody: ErrorBodyWriter): string {
   try {
-    return JSON.stringify(body);
+    return JSON.stringify(writeBody(error, requestId));
   } catch {
     return JSON.stringify(internalErrorBody(requestId));
   }
@@ -119,6 +127,7 @@ export function sendError(
   request: FastifyRequest,
   reply: FastifyReply,
   error: FastifyError | Error,
+  writeBody: ErrorBodyWriter = contractBody,
 ) {
   if (error instanceof RequestAbortedError) {
     // The client hung up: there is nobody to answer. 499 is what the access log records.
@@ -133,10 +142,10 @@ export function sendError(
       request.routeOptions.bodyLimit,
       request.routeOptions.config.bodyLimitSetting,
     );
-    let body: ErrorBody;
+    let answered: AppError;
     if (appError === null) {
       request.log.error({ err: error }, 'unhandled error');
-      body = internalErrorBody(request.id);
+      answered = internalError(request.id);
     } else {
       // A model that is unavailable or busy is an expected, configured state, not a fault.
       if (appError.status >= 500) {
@@ -144,10 +153,10 @@ export function sendError(
         request.log[level]({ err: appError, cause: appError.cause }, appError.message);
       }
       status = appError.status;
-      body = appError.toBody();
+      answered = appError;
       for (const [name, value] of Object.entries(appError.headers)) void reply.header(name, value);
     }
-    text = errorBodyText(body, request.id);
+    text = errorBodyText(answered, request.id, writeBody);
   } catch (failure) {
     // Mapping the error failed (it should not): the contract's internal error, never its message.
     request.log.error({ err: failure, cause: error }, 'the error handler failed');

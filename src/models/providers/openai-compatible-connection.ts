@@ -1,5 +1,6 @@
 // The lean OpenAI-compatible path's connection (./openai-compatible-chat-model.ts): the POST to an
-// upstream's /chat/completions over the shared keep-alive agents (node:http/https), retried as
+// upstream's /chat/completions (or, for Anthropic's pass-through, its /messages with its own key
+// header: ./anthropic-passthrough.ts) over the shared keep-alive agents (node:http/https), retried as
 // ./retry.ts does, and a whole answer read with a size bound. Failures become the same
 // APICallErrors the AI SDK raises, so retries and the mapping to the contract's errors
 // (describeUpstreamFailure) are shared with the other providers.
@@ -87,15 +88,29 @@ function rejectWithErrorAnswer(
   });
 }
 
+/** Another endpoint than OpenAI's (Anthropic's /messages, for its pass-through). */
+export interface EndpointOptions {
+  /** The path under the base URL (default `/chat/completions`). */
+  readonly path?: string;
+  /** The headers that carry the key (default `Authorization: Bearer <key>`). */
+  readonly keyHeaders?: (apiKey: string) => Record<string, string>;
+}
+
+const bearerHeaders = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
+
 /** One upstream's /chat/completions, reached over a pooled keep-alive connection. */
 export class UpstreamConnection {
   readonly url: string;
   private readonly client: typeof http | typeof https;
   private readonly requestOptions: http.RequestOptions;
 
-  constructor(baseUrl: string | null | undefined, apiKey: string | undefined) {
+  constructor(
+    baseUrl: string | null | undefined,
+    apiKey: string | undefined,
+    endpoint: EndpointOptions = {},
+  ) {
     const base = (baseUrl ?? '').replace(/\/+$/, '');
-    this.url = `${base}/chat/completions`;
+    this.url = `${base}${endpoint.path ?? '/chat/completions'}`;
     const url = new URL(this.url);
     const secure = url.protocol === 'https:';
     this.client = secure ? https : http;
@@ -110,18 +125,26 @@ export class UpstreamConnection {
         'content-type': 'application/json',
         // Compressed answers would need decoding; plain ones are relayed as they come.
         'accept-encoding': 'identity',
-        ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }),
+        ...(apiKey === undefined ? {} : (endpoint.keyHeaders ?? bearerHeaders)(apiKey)),
       },
     };
   }
 
   /** One attempt: resolves with the answer's head on 2xx, rejects with an APICallError else. */
-  private send(body: string, limits: CallLimits): Promise<IncomingMessage> {
+  private send(
+    body: string,
+    limits: CallLimits,
+    headers: Readonly<Record<string, string>>,
+  ): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const outgoing = this.client.request(
         {
           ...this.requestOptions,
-          headers: { ...this.requestOptions.headers, 'content-length': Buffer.byteLength(body) },
+          headers: {
+            ...headers,
+            ...this.requestOptions.headers,
+            'content-length': Buffer.byteLength(body),
+          },
         },
         (incoming) => {
           const status = incoming.statusCode ?? 0;
@@ -150,11 +173,19 @@ export class UpstreamConnection {
     });
   }
 
-  /** Opens the answer, retrying as ./retry.ts does (408, 409, 429, 5xx, unreachable). */
-  async open(body: string, limits: CallLimits, maxRetries: number): Promise<IncomingMessage> {
+  /**
+   * Opens the answer, retrying as ./retry.ts does (408, 409, 429, 5xx, unreachable). `headers`:
+   * the call's own (Anthropic's version and betas); they never override the connection's.
+   */
+  async open(
+    body: string,
+    limits: CallLimits,
+    maxRetries: number,
+    headers: Readonly<Record<string, string>> = {},
+  ): Promise<IncomingMessage> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        return await this.send(body, limits);
+        return await this.send(body, limits, headers);
       } catch (error) {
         const retryable = APICallError.isInstance(error) && error.isRetryable;
         if (!retryable || limits.stopped) {
