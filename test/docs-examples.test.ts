@@ -247,7 +247,7 @@ describe.each(allDialects)('the curl examples of the docs on $name', (dialect) =
   let adminKey = '';
 
   beforeAll(async () => {
-    upstream = await startFakeUpstream({ requireApiKey: upstreamSecret });
+    upstream = await startFakeUpstream({ requireApiKey: upstreamSecret, callNamedTools: true });
     database = await dialect.create();
     const configFile = path.join(directory, 'platform.config.json');
     const catalog = fakeModelCatalog(upstream.baseUrl);

@@ -140,6 +140,11 @@ export interface FakeUpstreamOptions {
   recordRequests?: boolean;
   /** Pad stream chunks with an `obfuscation` field, as the real API does unless told not to. */
   obfuscation?: boolean;
+  /**
+   * Answer a request whose `tool_choice` names a function with a call to it (when nothing else
+   * was scripted), as a model would; the documentation's examples rely on it. Default false.
+   */
+  callNamedTools?: boolean;
   /** Default 0, an ephemeral port. */
   port?: number;
 }
@@ -487,7 +492,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
 
   /** Content, deltas, finish reason and usage of a chat answer, truncated to the token limit. */
   const composeReply = (body: Record<string, unknown>, scripted: ReplyBehaviour) => {
-    const behaviour = forcedCallOf(body, scripted);
+    const behaviour = options.callNamedTools === true ? forcedCallOf(body, scripted) : scripted;
     const messages = Array.isArray(body.messages) ? body.messages : [];
     let promptTokens = 0;
     let lastUserText = '';
