@@ -571,6 +571,44 @@ describe.each(allDialects)('the Responses API ($name)', (dialect) => {
     expect(history.json<{ messages: unknown[] }>().messages).toHaveLength(2);
   });
 
+  it('continues a stored conversation named by `conversation`', async () => {
+    const created = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: bearer(harness.adminKey),
+      payload: { title: 'Named' },
+    });
+    const conversationId = created.json<{ id: string }>().id;
+    const first = await client.responses.create({
+      model: 'fake-chat',
+      input: 'First',
+      conversation: conversationId,
+    });
+    const second = await client.responses.create({
+      model: 'fake-chat',
+      input: 'Second',
+      conversation: { id: conversationId },
+    });
+    expectValid('Response', second);
+    expect((first as Response & { conversation: { id: string } }).conversation.id).toBe(
+      conversationId,
+    );
+    expect(chatBodies(harness)[1]!.messages).toEqual([
+      { role: 'user', content: 'First' },
+      { role: 'assistant', content: echoOf('First') },
+      { role: 'user', content: 'Second' },
+    ]);
+    const other = await createAccount(harness.app, harness.adminKey, `conv-${dialect.name}`);
+    const foreign = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/responses',
+      headers: bearer(other.admin_key),
+      payload: { model: 'fake-chat', input: 'Hi', conversation: conversationId },
+    });
+    expect(foreign.statusCode).toBe(404);
+    expectValid('ErrorResponse', foreign.json());
+  });
+
   it('lists input items, pages them, and deletes a response', async () => {
     const response = await client.responses.create({
       model: 'fake-vision',
