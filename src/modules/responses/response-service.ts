@@ -17,11 +17,13 @@ import {
   itemListPage,
   responseOfOutcome,
   ResponseEvents,
+  type ItemListQuery,
+  type ResponseObject,
+} from './response-events.js';
+import {
   withClientParams,
   type InputItemResource,
-  type ItemListQuery,
   type ResponseCall,
-  type ResponseObject,
 } from './responses-dialect.js';
 import type { ResponsesRepository } from './responses.repository.js';
 

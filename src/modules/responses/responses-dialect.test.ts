@@ -2,14 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { AppError, InvalidParameterError } from '../../errors/app-error.js';
 import type { ModelDefinition } from '../../config/config.js';
 import type { ChatOutcome, ChatStreamEvent } from '../chat/chat-service.js';
-import {
-  itemListPage,
-  responseCallOf,
-  responseOfOutcome,
-  ResponseEvents,
-  withClientParams,
-  type InputItemResource,
-} from './responses-dialect.js';
+import { itemListPage, responseOfOutcome, ResponseEvents } from './response-events.js';
+import { responseCallOf, withClientParams, type InputItemResource } from './responses-dialect.js';
 
 const model = { name: 'm' } as ModelDefinition;
 const echo = responseCallOf({ input: 'x' }).echo;
