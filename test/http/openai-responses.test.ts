@@ -16,9 +16,18 @@ import type {
 } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { echoOf, startChatHarness, type ChatHarness } from '../support/chat-harness.js';
+import {
+  echoOf,
+  startChatHarness,
+  upstreamSecret,
+  type ChatHarness,
+} from '../support/chat-harness.js';
 import { allDialects } from '../support/dialects.js';
-import type { RecordedRequest } from '../support/fake-upstream.js';
+import {
+  startFakeUpstream,
+  type FakeUpstream,
+  type RecordedRequest,
+} from '../support/fake-upstream.js';
 import { openAISchemas } from '../support/openai-schemas.js';
 import { bearer, createAccount, createKey } from '../support/test-app.js';
 
@@ -98,11 +107,25 @@ describe.each(allDialects)('the Responses API ($name)', (dialect) => {
   let client: OpenAI;
   let key: string;
   let baseUrl: string;
+  /** Streams one event every 200 ms after the first two: long enough to revoke a key midway. */
+  let slowUpstream: FakeUpstream;
 
   beforeAll(async () => {
+    slowUpstream = await startFakeUpstream({ requireApiKey: upstreamSecret, chunkDelayMs: 200 });
     harness = await startChatHarness({
       dialect,
       extraModels: (upstreamUrl) => [
+        {
+          name: 'fake-slow-stream',
+          provider: 'openai-compatible',
+          base_url: slowUpstream.baseUrl,
+          model: 'gpt-4o-mini',
+          api_key_env: 'FAKE_UPSTREAM_KEY',
+          max_tokens: 100_000,
+          context_length: 200_000,
+          max_retries: 0,
+          timeout_ms: 3_600_000,
+        },
         {
           name: 'fake-vision',
           provider: 'openai-compatible',
@@ -129,6 +152,7 @@ describe.each(allDialects)('the Responses API ($name)', (dialect) => {
 
   afterAll(async () => {
     await harness?.close();
+    await slowUpstream?.close();
   });
 
   beforeEach(() => {
@@ -778,6 +802,39 @@ describe.each(allDialects)('the Responses API ($name)', (dialect) => {
     await expect(client.responses.retrieve(failed.response.id)).rejects.toBeInstanceOf(
       NotFoundError,
     );
+  });
+
+  it('ends a stream whose key is revoked with an error event and response.failed', async () => {
+    const { id, key: doomed } = await createKey(harness.app, harness.adminKey, {
+      scopes: ['chat:write'],
+    });
+    slowUpstream.enqueue({
+      kind: 'reply',
+      chunks: Array.from({ length: 10_000 }, (_, index) => `word${index} `),
+    });
+    const doomedClient = new OpenAI({ apiKey: doomed, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+    const stream = await doomedClient.responses.create({
+      model: 'fake-slow-stream',
+      input: 'Talk forever',
+      stream: true,
+    });
+    const events: ResponseStreamEvent[] = [];
+    for await (const event of stream) {
+      events.push(event);
+      if (event.type === 'response.output_text.delta' && events.length === 5) {
+        const revoked = await harness.app.inject({
+          method: 'DELETE',
+          url: `/v1/api-keys/${id}`,
+          headers: bearer(harness.adminKey),
+        });
+        expect(revoked.statusCode).toBe(200);
+      }
+    }
+    events.forEach(expectValidEvent);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(shape(events).slice(-2)).toEqual(['error', 'response.failed']);
+    expect(events.at(-2)).toMatchObject({ type: 'error', code: 'revoked_api_key' });
+    expect(events.filter((event) => event.type === 'response.completed')).toEqual([]);
   });
 
   it('runs an OpenAI Agents SDK agent with a function tool against the platform', async () => {
