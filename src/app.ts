@@ -89,6 +89,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     modules.completions.plugin,
     modules.messages.plugin,
     modules.completions.embeddingsPlugin,
+    modules.responses.plugin,
     modules.conversations.plugin,
     modules.knowledge.plugin,
     modules.agents.plugin,

@@ -16,6 +16,7 @@ import type { ChatService } from './modules/chat/chat-service.js';
 import type { ChatModule } from './modules/chat/module.js';
 import type { CompletionsModule } from './modules/completions/module.js';
 import type { MessagesModule } from './modules/messages/module.js';
+import type { ResponsesModule } from './modules/responses/module.js';
 import type { ExecutionService } from './modules/pipelines/executions/execution-service.js';
 import type { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
 import type { JobQueue } from './jobs/job-queue.js';
@@ -93,6 +94,7 @@ export interface Services {
     readonly chat: ChatModule;
     readonly completions: CompletionsModule;
     readonly messages: MessagesModule;
+    readonly responses: ResponsesModule;
     readonly voice: VoiceModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */

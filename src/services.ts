@@ -7,6 +7,7 @@ import { createAgentsModule, type AgentsModule } from './modules/agents/module.j
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
 import { createCompletionsModule } from './modules/completions/module.js';
 import { createMessagesModule } from './modules/messages/module.js';
+import { createResponsesModule } from './modules/responses/module.js';
 import { createMetricsModule, type MetricsModule } from './modules/metrics/module.js';
 import { createPipelinesModule, type PipelinesModule } from './modules/pipelines/module.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
@@ -251,6 +252,18 @@ function servingModules(
       bodyLimit: chat.bodyLimit,
     }),
   );
+  const responses = closers.started(
+    'responses',
+    createResponsesModule({
+      db: storage.db,
+      chat: chat.service,
+      conversations,
+      routing: routing.service,
+      credentialWatch,
+      bodyLimit: chat.bodyLimit,
+      now,
+    }),
+  );
   const voice = closers.started(
     'voice',
     voiceModuleOf(wiring, engines, { accounts, chat: chat.service, conversations }),
@@ -265,7 +278,7 @@ function servingModules(
       voiceChatReadiness: () => voice.speech.voiceChatReadiness(),
     }),
   );
-  return { usage, routing, chat, completions, messages, voice, layout, health };
+  return { usage, routing, chat, completions, messages, responses, voice, layout, health };
 }
 
 /** Speech, voice sessions and the WebSockets, whose turns are chat turns counted like requests. */

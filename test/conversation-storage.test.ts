@@ -119,7 +119,7 @@ describe.each(allDialects)('stored messages on $name', (dialect) => {
       adapter.db,
     );
 
-    expect(await migrateToLatest(adapter)).toEqual(['013-message-parts']);
+    expect(await migrateToLatest(adapter)).toEqual(['013-message-parts', '014-responses']);
     expect(await migrateToLatest(adapter)).toEqual([]);
 
     const [old] = await new ConversationsRepository(adapter.db).recentMessages(conversationId, 10);

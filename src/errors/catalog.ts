@@ -9,6 +9,8 @@ export const errorCatalog = {
   // Stored in executions only: a pipeline path that resolved to nothing at run time.
   unresolved_path: { status: 400, type: 'invalid_request_error' },
   unknown_message_type: { status: 400, type: 'invalid_request_error' },
+  // The Responses API's own (OpenAI's code): a `previous_response_id` that names no stored response.
+  previous_response_not_found: { status: 400, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   revoked_api_key: { status: 401, type: 'authentication_error' },

@@ -314,6 +314,23 @@ export interface VoiceSessionsTable {
   created_at: string;
 }
 
+/** A stored response of the Responses API (migration 014). */
+export interface ResponsesTable {
+  id: string;
+  account_id: string;
+  conversation_id: string;
+  /** The stored assistant message that is the response's answer. */
+  message_id: string;
+  previous_response_id: string | null;
+  model: string;
+  status: string;
+  created_at: string;
+  /** JSON text: the Response object as it was returned. */
+  body: string;
+  /** JSON text: the input items, with their ids. */
+  input_items: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -334,4 +351,5 @@ export interface DatabaseSchema {
   route_examples: RouteExamplesTable;
   routing_policies: RoutingPoliciesTable;
   voice_sessions: VoiceSessionsTable;
+  responses: ResponsesTable;
 }

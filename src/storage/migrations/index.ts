@@ -14,6 +14,7 @@ import { executionPlans } from './010-execution-plans.js';
 import { accountTiers } from './011-account-tiers.js';
 import { conversationsByAccount } from './012-conversations-by-account.js';
 import { messageParts } from './013-message-parts.js';
+import { responses } from './014-responses.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '011-account-tiers': accountTiers(types),
     '012-conversations-by-account': conversationsByAccount(types),
     '013-message-parts': messageParts(types),
+    '014-responses': responses(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
