@@ -151,3 +151,25 @@ function checkSchemaSize(schema: unknown, param: string, maxSchemaText: number):
 }
 
 /** The inline data a part carries (an image's URL, base64 audio or a file), with its field path. */
+
+/** A turn as a conversation stores it: its fields, null where the turn had none. */
+export interface TurnRecord {
+  readonly role: ChatTurn['role'];
+  readonly content: string;
+  readonly parts: readonly ContentPart[] | null;
+  readonly toolCalls: readonly ToolCall[] | null;
+  readonly toolCallId: string | null;
+  readonly name: string | null;
+}
+
+/** A stored turn as the turn it was, replayed exactly (conversations and response chains). */
+export function turnOfStored(message: TurnRecord): ChatTurn {
+  return {
+    role: message.role,
+    content: message.content,
+    ...(message.parts === null ? {} : { parts: message.parts }),
+    ...(message.toolCalls === null ? {} : { toolCalls: message.toolCalls }),
+    ...(message.toolCallId === null ? {} : { toolCallId: message.toolCallId }),
+    ...(message.name === null ? {} : { name: message.name }),
+  };
+}

@@ -6,7 +6,8 @@ import { appErrorOf } from '../../../test/support/unit/errors.js';
 import { turnOfMessage } from '../../models/openai-messages.js';
 import type { ChatTurn } from '../../models/spec.js';
 import type { StoredMessage } from '../conversations/conversation.js';
-import { checkStorable, paramsOf, storedFieldsOf, turnOfStored } from './chat-messages.js';
+import { turnOfStored } from '../../models/openai-messages.js';
+import { checkStorable, paramsOf, storedFieldsOf } from './chat-messages.js';
 
 const image = { type: 'image_url', image_url: { url: 'https://img.example/a.png' } } as const;
 const call = {

@@ -7,7 +7,7 @@
 import { AppError } from '../../errors/app-error.js';
 import { checkToolFields, type ToolFieldsInput } from '../../models/openai-messages.js';
 import type { ChatParams, ChatTurn, ContentPart } from '../../models/spec.js';
-import type { NewMessage, StoredMessage } from '../conversations/conversation.js';
+import type { NewMessage } from '../conversations/conversation.js';
 
 /**
  * `tools`, `tool_choice` and `response_format` as the model's parameters (checked as
@@ -79,17 +79,5 @@ export function storedFieldsOf(
     toolCalls: turn.toolCalls !== undefined && turn.toolCalls.length > 0 ? turn.toolCalls : null,
     toolCallId: turn.toolCallId ?? null,
     name: turn.name ?? null,
-  };
-}
-
-/** A stored message as the turn it was: the inverse of `storedFieldsOf`. */
-export function turnOfStored(message: StoredMessage): ChatTurn {
-  return {
-    role: message.role,
-    content: message.content,
-    ...(message.parts === null ? {} : { parts: message.parts }),
-    ...(message.toolCalls === null ? {} : { toolCalls: message.toolCalls }),
-    ...(message.toolCallId === null ? {} : { toolCallId: message.toolCallId }),
-    ...(message.name === null ? {} : { name: message.name }),
   };
 }

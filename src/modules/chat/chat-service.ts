@@ -19,7 +19,8 @@ import {
   type ToolCall,
 } from '../../models/spec.js';
 import { checkToolResults, ToolCallCollector } from './tool-call-collector.js';
-import { checkStorable, storedFieldsOf, turnOfStored } from './chat-messages.js';
+import { turnOfStored } from '../../models/openai-messages.js';
+import { checkStorable, storedFieldsOf } from './chat-messages.js';
 import {
   canServe,
   capabilityNeeds,

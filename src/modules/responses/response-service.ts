@@ -11,6 +11,7 @@ import { capabilityNeeds } from '../../models/capabilities.js';
 import type { ChatRequest, ChatService, ChatStreamEvent } from '../chat/chat-service.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
 import type { StoredMessage } from '../conversations/conversation.js';
+import { turnOfStored } from '../../models/openai-messages.js';
 import type { RoutingService } from '../routing/routing-service.js';
 import type { ChatModelRequest } from '../routing/chat-model-resolver.js';
 import {
@@ -56,18 +57,6 @@ export interface PreparedResponse {
   readonly paths: string[];
   /** Unix seconds. */
   readonly createdAt: number;
-}
-
-/** A stored message as the turn it was (the chat module's reading of it). */
-function turnOfStored(message: StoredMessage): ChatTurn {
-  return {
-    role: message.role,
-    content: message.content,
-    ...(message.parts === null ? {} : { parts: message.parts }),
-    ...(message.toolCalls === null ? {} : { toolCalls: message.toolCalls }),
-    ...(message.toolCallId === null ? {} : { toolCallId: message.toolCallId }),
-    ...(message.name === null ? {} : { name: message.name }),
-  };
 }
 
 function previousNotFound(id: string): AppError {
