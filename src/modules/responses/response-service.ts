@@ -118,7 +118,7 @@ export class ResponseService {
         chatRequest: {
           accountId: caller.accountId,
           apiKeyId: caller.apiKeyId,
-          userId: null,
+          userId: call.userId,
           conversationId,
           persist: call.store,
           messages,

@@ -104,6 +104,9 @@ export interface ResponseRequestBody {
   readonly conversation?: string | { readonly id: string } | null | undefined;
   readonly metadata?: Readonly<Record<string, string>> | null | undefined;
   readonly user?: string | undefined;
+  /** Extensions: whose conversation the chain is, and a conversation to continue. */
+  readonly user_id?: string | undefined;
+  readonly conversation_id?: string | undefined;
   readonly prompt?: unknown;
   readonly [field: string]: unknown;
 }
@@ -148,6 +151,8 @@ export interface ResponseCall {
   readonly previousResponseId: string | null;
   /** `conversation`: a stored conversation of the account to continue. */
   readonly conversationId: string | null;
+  /** The extension `user_id`: whose conversation the chain is. */
+  readonly userId: string | null;
   readonly echo: ResponseEcho;
 }
 
@@ -550,7 +555,14 @@ function conversationIdOf(conversation: ResponseRequestBody['conversation']): st
 export function responseCallOf(body: ResponseRequestBody): ResponseCall {
   const store = body.store !== false;
   const previousResponseId = body.previous_response_id ?? null;
-  const conversationId = conversationIdOf(body.conversation);
+  const named = conversationIdOf(body.conversation);
+  if (named !== null && body.conversation_id !== undefined && body.conversation_id !== named) {
+    throw new InvalidParameterError(
+      'conversation_id',
+      "'conversation_id' and 'conversation' name different conversations.",
+    );
+  }
+  const conversationId = named ?? body.conversation_id ?? null;
   if (body.prompt !== undefined && body.prompt !== null) {
     throw new InvalidParameterError(
       'prompt',
@@ -611,6 +623,7 @@ export function responseCallOf(body: ResponseRequestBody): ResponseCall {
     store,
     previousResponseId,
     conversationId,
+    userId: body.user_id ?? null,
     echo: {
       instructions,
       max_output_tokens: body.max_output_tokens ?? null,

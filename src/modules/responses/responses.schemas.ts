@@ -161,6 +161,19 @@ export const CreateResponseSchema = Type.Object(
       }),
     ),
     user: Type.Optional(Type.String({ maxLength: 256 })),
+    user_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: "Extension: the user whose conversation the chain is (as /v1/chat's).",
+      }),
+    ),
+    conversation_id: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        description: 'Extension: continue this stored conversation (the same as `conversation`).',
+      }),
+    ),
     prompt: Type.Optional(
       Type.Unknown({
         description: 'Not supported (a prompt stored by OpenAI): any value but null answers 400.',
