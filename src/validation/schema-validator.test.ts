@@ -38,7 +38,9 @@ describe('agent schema validators', () => {
     gc();
     gc();
     const before = process.memoryUsage().heapUsed;
-    const distinct = 600;
+    // Many, so that whatever else the worker allocates meanwhile is spread thin (a validator kept
+    // per schema would cost KiBs each, whatever the count).
+    const distinct = 1500;
     for (let steps = 2000; steps < 2000 + distinct; steps += 1) {
       checkAgainstSchema(answerSchema(steps), {}, 'x', 'x');
     }
