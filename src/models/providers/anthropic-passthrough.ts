@@ -16,7 +16,7 @@ import { RequestAbortedError, UpstreamError, type TokenUsage } from '../spec.js'
 import { describeUpstreamFailure } from './ai-sdk-chat-model.js';
 import { CallLimits } from './call-limits.js';
 import { UpstreamConnection } from './openai-compatible-connection.js';
-import { maxStreamLineChars } from './openai-compatible-stream.js';
+import { SseLines } from './sse-lines.js';
 import { RetriesExhaustedError } from './retry.js';
 
 /** Where provider `anthropic` is reached when its definition names no base URL. */
@@ -112,43 +112,21 @@ export function refusalOf(modelName: string, error: unknown): AppError | null {
 
 /** Reads Anthropic's Server-Sent Events as the socket delivers them: `event:` and `data:` lines. */
 export class AnthropicEventReader {
-  private rest = '';
+  private readonly lines = new SseLines();
   private name: string | null = null;
   private data: string | null = null;
 
   /** The events this piece completed; throws on a line past the bound or data that is not JSON. */
   read(piece: string): PassthroughEvent[] {
     const events: PassthroughEvent[] = [];
-    const received = this.rest + piece;
-    let start = 0;
-    for (
-      let end = received.indexOf('\n', this.rest.length);
-      end !== -1;
-      end = received.indexOf('\n', start)
-    ) {
-      const line =
-        end > start && received.charCodeAt(end - 1) === 13
-          ? received.slice(start, end - 1)
-          : received.slice(start, end);
-      start = end + 1;
-      this.readLine(line, events);
-    }
-    this.rest = received.slice(start);
-    if (this.rest.length > maxStreamLineChars) {
-      throw new JSONParseError({
-        text: this.rest.slice(0, 200),
-        cause: new Error(`A line of the stream is longer than ${maxStreamLineChars} characters.`),
-      });
-    }
+    this.lines.split(piece, (line) => this.readLine(line, events));
     return events;
   }
 
   /** The last event, when the stream ended without the blank line after it. */
   end(): PassthroughEvent[] {
     const events: PassthroughEvent[] = [];
-    if (this.rest !== '') this.readLine(this.rest, events);
-    this.rest = '';
-    this.readLine('', events);
+    this.lines.end((line) => this.readLine(line, events));
     return events;
   }
 

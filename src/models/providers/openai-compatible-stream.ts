@@ -16,9 +16,10 @@ import {
   type UsageCounts,
 } from './openai-compatible-wire.js';
 import type { FinishReason, StreamPart } from '../spec.js';
+import { SseLines } from './sse-lines.js';
 
 /** Longest line of a streamed answer; a longer one is an invalid chunk (it is never buffered whole). */
-export const maxStreamLineChars = 1024 * 1024;
+export { maxStreamLineChars } from './sse-lines.js';
 
 /** The parts a chunk gives before the finish (text, refusal, tool-call deltas). */
 export type AnswerPart = Exclude<StreamPart, { type: 'finish' }>;
@@ -44,7 +45,7 @@ export class CompletionStreamReader {
     failure: null,
   };
   /** The start of a line not ended yet (it holds no line end). */
-  private rest = '';
+  private readonly lines = new SseLines();
 
   /**
    * The parts of the events this piece completed. Throws when a line grows past
@@ -54,36 +55,18 @@ export class CompletionStreamReader {
   read(piece: string): AnswerPart[] {
     const parts: AnswerPart[] = [];
     const { state } = this;
-    const received = this.rest + piece;
-    let start = 0;
-    // `rest` holds no line end: look only at what arrived (no rescan of a long line).
-    for (
-      let end = received.indexOf('\n', this.rest.length);
-      end !== -1 && state.failure === null;
-      end = received.indexOf('\n', start)
-    ) {
-      const line =
-        end > start && received.charCodeAt(end - 1) === 13
-          ? received.slice(start, end - 1)
-          : received.slice(start, end);
-      start = end + 1;
-      this.readLine(line, parts);
-    }
-    this.rest = received.slice(start);
-    if (this.rest.length > maxStreamLineChars) {
-      throw new JSONParseError({
-        text: this.rest.slice(0, 200),
-        cause: new Error(`A line of the stream is longer than ${maxStreamLineChars} characters.`),
-      });
-    }
+    this.lines.split(
+      piece,
+      (line) => this.readLine(line, parts),
+      () => state.failure === null,
+    );
     return parts;
   }
 
   /** The parts of the last event: one not followed by a blank line still counts. */
   end(): AnswerPart[] {
     const parts: AnswerPart[] = [];
-    if (this.rest !== '') this.readLine(this.rest, parts);
-    this.readLine('', parts);
+    this.lines.end((line) => this.readLine(line, parts));
     return parts;
   }
 
