@@ -46,7 +46,8 @@ export type IdPrefix =
   | 'sess'
   | 'int'
   | 'rfb'
-  | 'pol';
+  | 'pol'
+  | 'step';
 
 /** 22 base62 characters carry 130 bits. */
 export function newId(prefix: IdPrefix): string {

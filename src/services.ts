@@ -3,7 +3,12 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { rateLimitExceeded } from './modules/accounts/rate-limiter.js';
 import { createAccountsModule, type AccountsModule } from './modules/accounts/module.js';
-import { createAgentsModule, type AgentsModule } from './modules/agents/module.js';
+import {
+  createAgentsModule,
+  type AgentsModule,
+  type PipelineTools,
+} from './modules/agents/module.js';
+import { AppError, NotFoundError } from './errors/app-error.js';
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
 import { createCompletionsModule } from './modules/completions/module.js';
 import { createMessagesModule } from './modules/messages/module.js';
@@ -136,6 +141,41 @@ async function contentModules(wiring: Wiring, models: ModelRegistry) {
   return { templates, conversations, text, knowledge };
 }
 
+/** A ToolAgent's `pipeline` tools: the account's pipelines, each run to its end. */
+function pipelineTools(pipelines: () => PipelinesModule): PipelineTools {
+  return {
+    async exists(accountId, id) {
+      try {
+        await pipelines().pipelines.get(accountId, id);
+        return true;
+      } catch (error) {
+        if (error instanceof NotFoundError) return false;
+        throw error;
+      }
+    },
+    async run(accountId, id, inputs, signal) {
+      const { execution } = await pipelines().runner.start(accountId, id, inputs, {
+        conversationId: null,
+        userId: null,
+        detach: false,
+        signal,
+      });
+      if (execution.status === 'completed') return execution.output ?? {};
+      if (execution.status === 'waiting_for_approval') {
+        throw new AppError(
+          'conflict',
+          `The pipeline's execution ${execution.id} waits for a person's approval; it goes on once decided, but this call cannot wait for it.`,
+        );
+      }
+      const error = execution.error;
+      throw new AppError(
+        error?.code ?? 'internal_error',
+        `The pipeline's execution ${execution.id} failed: ${error?.message ?? 'see the execution'}`,
+      );
+    },
+  };
+}
+
 /** Pipelines, their executions and job queue, and the agents whose runs they record. */
 async function runModules(
   wiring: Wiring,
@@ -169,6 +209,13 @@ async function runModules(
             // Called only once the service runs, after the pipelines module exists.
             usage: { pipelinesUsing: (agentId) => pipelines.pipelines.usingAgent(agentId) },
             executions,
+            pipelines: pipelineTools(() => pipelines),
+            onPaused: (executionId, accountId) =>
+              pipelines.approvals
+                .paused(executionId, accountId)
+                .catch((error: unknown) =>
+                  logger.warn({ err: error }, 'watching an approval deadline'),
+                ),
             logger,
             now,
           }),

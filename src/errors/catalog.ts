@@ -38,6 +38,10 @@ export const errorCatalog = {
   service_unavailable: { status: 503, type: 'api_error' },
   // Stored in executions only: the instance running it stopped (or is stopping) before it finished.
   interrupted: { status: 503, type: 'api_error' },
+  // A tool-calling agent's run: stopped by a limit, a person's rejection, or an approval not given in time.
+  limit_reached: { status: 422, type: 'invalid_request_error' },
+  approval_rejected: { status: 409, type: 'conflict_error' },
+  approval_timeout: { status: 408, type: 'invalid_request_error' },
   upstream_timeout: { status: 504, type: 'upstream_error' },
 } as const satisfies Record<string, { status: number; type: string }>;
 

@@ -3,7 +3,8 @@
 // through the registry's fallbacks, counting tokens.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import type { ModelRegistry } from './model-registry.js';
-import { UpstreamError, type ChatTurn } from './spec.js';
+import { canServe, type CapabilityNeed } from './capabilities.js';
+import { UpstreamError, type ChatParams, type ChatTurn, type GenerationResult } from './spec.js';
 import { checkAgainstSchema } from '../validation/schema-validator.js';
 
 export interface AgentPrompt {
@@ -124,6 +125,43 @@ export class AgentModels {
     const answer = await this.structured<T>(prompt, schema);
     if (answer.structured) return answer.value;
     throw new UpstreamError('upstream_error', `${answer.reason}.`, { fallbackWorthy: false });
+  }
+
+  /**
+   * One turn of a conversation with tools (a tool-calling agent's loop): the model's answer with
+   * the calls it proposes. Fallbacks that cannot call tools are skipped; a model that cannot is an
+   * error naming it.
+   */
+  async turn(
+    messages: readonly ChatTurn[],
+    params: ChatParams,
+    maxTokens?: number,
+  ): Promise<GenerationResult> {
+    const name = this.name;
+    if (name === null || !this.available()) throw this.unavailableError('This agent');
+    const needs: CapabilityNeed[] = [{ capability: 'tools', param: 'tools', what: 'tool calling' }];
+    const definition = this.registry.find(name);
+    if (definition !== undefined && !canServe(definition, needs)) {
+      throw new UpstreamError(
+        'model_unavailable',
+        `Model '${name}' cannot call tools (its capabilities: ${definition.capabilities.join(', ') || 'none'}); give the agent a model with the 'tools' capability.`,
+        { fallbackWorthy: false },
+      );
+    }
+    const { result } = await this.registry.withFallbacks(
+      name,
+      (model, candidate) =>
+        model.generate({
+          messages,
+          maxTokens: Math.min(maxTokens ?? candidate.maxTokens, candidate.maxTokens),
+          signal: this.signal,
+          fairnessKey: this.fairnessKey,
+          params,
+        }),
+      (candidate) => canServe(candidate, needs),
+    );
+    this.tokensUsed += result.usage.promptTokens + result.usage.completionTokens;
+    return result;
   }
 
   private mismatchReason(problem: string): string {

@@ -113,7 +113,7 @@ export interface ExecutionsTable {
   conversation_id: string | null;
   /** The `user_id` the run was made for (migration 006). */
   user_id: string | null;
-  status: 'running' | 'completed' | 'failed';
+  status: 'running' | 'waiting_for_approval' | 'completed' | 'failed';
   /** JSON documents. */
   input: string;
   output: string | null;
@@ -160,6 +160,28 @@ export interface PipelinesTable {
   updated_at: string;
 }
 
+/** A model turn or tool call of a tool-calling agent's run (migration 016). */
+export interface ExecutionStepsTable {
+  id: string;
+  execution_id: string;
+  stage_record_id: string | null;
+  position: number;
+  kind: 'model' | 'tool';
+  name: string;
+  call_id: string | null;
+  /** JSON documents. */
+  arguments: string | null;
+  output: string | null;
+  status: 'running' | 'completed' | 'failed' | 'waiting_for_approval' | 'approved' | 'rejected';
+  error: string | null;
+  decision: string | null;
+  tokens_used: number;
+  duration_ms: number | null;
+  started_at: string;
+  completed_at: string | null;
+  expires_at: string | null;
+}
+
 export interface ExecutionStagesTable {
   id: string;
   execution_id: string;
@@ -167,7 +189,7 @@ export interface ExecutionStagesTable {
   stage_id: string;
   name: string;
   agent_id: string;
-  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+  status: 'pending' | 'running' | 'waiting_for_approval' | 'completed' | 'failed' | 'skipped';
   attempts: number;
   input: string | null;
   output: string | null;
@@ -344,6 +366,7 @@ export interface DatabaseSchema {
   chunks: ChunksTable;
   pipelines: PipelinesTable;
   execution_stages: ExecutionStagesTable;
+  execution_steps: ExecutionStepsTable;
   instances: InstancesTable;
   sessions: SessionsTable;
   routing_intents: RoutingIntentsTable;

@@ -13,7 +13,15 @@ import { RequestAbortedError } from '../../models/spec.js';
 import type { Agent } from './agent.js';
 import type { AgentCatalog } from './agent-catalog.js';
 import { AgentModels } from '../../models/agent-models.js';
-import { inlineTextWork, type AgentInput, type TextWork } from './agent-type.js';
+import {
+  AwaitingApproval,
+  inlineTextWork,
+  type AgentInput,
+  type StepLog,
+  type TextWork,
+} from './agent-type.js';
+import type { Execution } from '../pipelines/executions/execution.js';
+import { executionStepLog } from './step-log.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from '../../validation/schema-validator.js';
 import { assertSafeKeys, assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
@@ -38,6 +46,8 @@ export interface AgentExecutionRequest extends AgentInput {
 
 export interface AgentExecutionResponse {
   success: boolean;
+  /** `waiting_for_approval`: a tool call waits for a person (see the execution's steps). */
+  status: 'completed' | 'failed' | 'waiting_for_approval';
   executionId: string;
   result: Record<string, unknown> | null;
   error: ExecutionError | null;
@@ -58,6 +68,13 @@ export class AgentRunError extends Error {
   }
 }
 
+/** A continued run stopped because this instance stops: it is left for another instance. */
+export class RunLeftRunning extends Error {
+  constructor() {
+    super('the run was left running for another instance');
+  }
+}
+
 export interface AgentExecutorOptions {
   agents: AgentService;
   catalog: AgentCatalog;
@@ -67,6 +84,10 @@ export interface AgentExecutorOptions {
   now?: () => number;
   /** Where agents' text work runs; default: on the event loop. */
   text?: TextWork;
+  /** How long a tool call waits for a person's approval before its run fails. */
+  approvalTimeoutMs?: number;
+  /** Told when a run pauses for approval (the approvals' deadline is watched from there). */
+  onPaused?: (executionId: string, accountId: string) => void;
 }
 
 export class AgentExecutor {
@@ -104,7 +125,14 @@ export class AgentExecutor {
     agent: Agent,
     input: AgentInput,
     parameters: Record<string, unknown>,
-    options: { callerAccountId: string; signal: AbortSignal; model?: string | null },
+    options: {
+      callerAccountId: string;
+      signal: AbortSignal;
+      model?: string | null;
+      /** Where a tool-calling agent records its steps (memory when not given). */
+      steps?: StepLog;
+      depth?: number;
+    },
   ): Promise<AgentRun> {
     const { callerAccountId, signal } = options;
     const type = this.options.catalog.require(agent.agentType);
@@ -117,13 +145,23 @@ export class AgentExecutor {
     const started = this.now();
     try {
       const result = await type.run(
-        { agent, callerAccountId, models, signal, text: this.options.text ?? inlineTextWork },
+        {
+          agent,
+          callerAccountId,
+          models,
+          signal,
+          text: this.options.text ?? inlineTextWork,
+          steps: options.steps,
+          depth: options.depth ?? 0,
+        },
         agent.configuration,
         input,
         parameters,
       );
       return { result, tokensUsed: models.tokensUsed, executionTimeMs: this.now() - started };
     } catch (error) {
+      // A pause is not a failure: the caller records it, and the run goes on once decided.
+      if (error instanceof AwaitingApproval) throw error;
       const aborted = error instanceof RequestAbortedError || signal.aborted;
       throw new AgentRunError(
         this.describe(error, agent, aborted),
@@ -156,21 +194,83 @@ export class AgentExecutor {
       apiKeyId,
       input: { ...rest, parameters },
     });
+    return this.carryOut(execution, agent, request, parameters, signal, []);
+  }
+
+  /** The log of an agent execution's own steps. */
+  stepLog(executionId: string, recorded: Parameters<typeof executionStepLog>[3]): StepLog {
+    return executionStepLog(
+      this.options.executions,
+      executionId,
+      null,
+      recorded,
+      this.approvalTimeoutMs,
+    );
+  }
+
+  get approvalTimeoutMs(): number {
+    return this.options.approvalTimeoutMs ?? 24 * 60 * 60 * 1000;
+  }
+
+  /**
+   * Continues an agent execution from its records (the job queue's handler, once a person has
+   * decided on its waiting calls): its input and steps are read back, the agent runs on.
+   */
+  async resume(execution: Execution, signal: AbortSignal): Promise<'done' | 'handed-over'> {
+    let agent;
+    try {
+      agent = await this.options.agents.get(execution.accountId, execution.agentId ?? '');
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      await this.options.executions.finish(execution, {
+        status: 'failed',
+        output: null,
+        error: executionErrorFrom(error),
+        tokensUsed: execution.tokensUsed,
+        executionTimeMs: this.now() - Date.parse(execution.createdAt),
+      });
+      return 'done';
+    }
+    const input = execution.input as AgentExecutionRequest;
+    const parameters = (input.parameters ?? {}) as Record<string, unknown>;
+    const steps = await this.options.executions.stepsOf(execution.id);
+    try {
+      await this.carryOut(execution, agent, input, parameters, signal, steps, 'handover');
+      return 'done';
+    } catch (error) {
+      if (error instanceof RunLeftRunning) return 'handed-over';
+      throw error;
+    }
+  }
+
+  private async carryOut(
+    execution: Execution,
+    agent: Agent,
+    request: AgentExecutionRequest,
+    parameters: Record<string, unknown>,
+    signal: AbortSignal,
+    recorded: Parameters<typeof executionStepLog>[3],
+    /** What `signal` aborting means: the client left (recorded failed), or this instance stops. */
+    onStop: 'fail' | 'handover' = 'fail',
+  ): Promise<AgentExecutionResponse> {
+    const earlierTokens = recorded.reduce((sum, step) => sum + step.tokensUsed, 0);
     try {
       const run = await this.run(agent, request, parameters, {
-        callerAccountId,
+        callerAccountId: execution.accountId,
         signal,
         model: request.model ?? null,
+        steps: this.stepLog(execution.id, recorded),
       });
       await this.options.executions.finish(execution, {
         status: 'completed',
         output: run.result,
         error: null,
-        tokensUsed: run.tokensUsed,
-        executionTimeMs: run.executionTimeMs,
+        tokensUsed: earlierTokens + run.tokensUsed,
+        executionTimeMs: this.now() - Date.parse(execution.createdAt),
       });
       return {
         success: true,
+        status: 'completed',
         executionId: execution.id,
         result: run.result,
         error: null,
@@ -178,17 +278,33 @@ export class AgentExecutor {
         tokensUsed: run.tokensUsed,
       };
     } catch (error) {
+      if (error instanceof AwaitingApproval) {
+        await this.options.executions.pause(execution.id, { kind: 'agent' }, null);
+        this.options.onPaused?.(execution.id, execution.accountId);
+        return {
+          success: false,
+          status: 'waiting_for_approval',
+          executionId: execution.id,
+          result: null,
+          error: null,
+          executionTimeMs: this.now() - Date.parse(execution.createdAt),
+          tokensUsed: earlierTokens + error.tokensUsed,
+        };
+      }
       if (!(error instanceof AgentRunError)) throw error;
+      // This instance is stopping: the run stays running, and another instance continues it.
+      if (error.aborted && onStop === 'handover') throw new RunLeftRunning();
       await this.options.executions.finish(execution, {
         status: 'failed',
         output: null,
         error: error.error,
-        tokensUsed: error.tokensUsed,
-        executionTimeMs: error.executionTimeMs,
+        tokensUsed: earlierTokens + error.tokensUsed,
+        executionTimeMs: this.now() - Date.parse(execution.createdAt),
       });
       if (error.aborted) throw new RequestAbortedError();
       return {
         success: false,
+        status: 'failed',
         executionId: execution.id,
         result: null,
         error: error.error,

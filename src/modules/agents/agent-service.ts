@@ -77,6 +77,12 @@ export class AgentService {
     );
     this.requireChatModel(input.modelId, 'model_id');
     await this.checkKnowledgeBases(accountId, configuration);
+    const stored =
+      type.prepareConfiguration === undefined
+        ? configuration
+        : await type.prepareConfiguration(accountId, configuration, null, {
+            isPublic: input.isPublic ?? false,
+          });
     const now = new Date(this.now()).toISOString();
     const agent: Agent = {
       id: newId('agent'),
@@ -86,7 +92,7 @@ export class AgentService {
       agentType: type.id,
       modelId: input.modelId ?? null,
       isPublic: input.isPublic ?? false,
-      configuration,
+      configuration: stored,
       createdAt: now,
       updatedAt: now,
     };
@@ -107,7 +113,9 @@ export class AgentService {
   /** What `accountId` may see of an agent: all of its own, a public one's shared keys only. */
   view(agent: Agent, accountId: string): AgentView {
     if (agent.accountId === accountId) {
-      return { agent, owned: true, configuration: agent.configuration, hiddenKeys: [] };
+      const type = this.options.catalog.require(agent.agentType);
+      const configuration = type.showConfiguration?.(agent.configuration) ?? agent.configuration;
+      return { agent, owned: true, configuration, hiddenKeys: [] };
     }
     const shared = sharedConfiguration(agent.agentType, agent.configuration);
     return { agent, owned: false, configuration: shared.configuration, hiddenKeys: shared.hidden };
@@ -117,7 +125,8 @@ export class AgentService {
   async update(accountId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
     const agent = await this.owned(accountId, id);
     assertSafeKeys(input.configuration, 'configuration');
-    const configuration =
+    const type = this.options.catalog.require(agent.agentType);
+    const checked =
       input.configuration === undefined
         ? undefined
         : requireSchema<Record<string, unknown>>(
@@ -127,7 +136,18 @@ export class AgentService {
             'configuration',
           );
     this.requireChatModel(input.modelId, 'model_id');
-    if (configuration !== undefined) await this.checkKnowledgeBases(accountId, configuration);
+    if (checked !== undefined) await this.checkKnowledgeBases(accountId, checked);
+    const isPublic = input.isPublic ?? agent.isPublic;
+    const configuration =
+      type.prepareConfiguration === undefined ||
+      (checked === undefined && input.isPublic === undefined)
+        ? checked
+        : await type.prepareConfiguration(
+            accountId,
+            checked ?? agent.configuration,
+            agent.configuration,
+            { isPublic },
+          );
     const updated = await this.options.agents.update(
       accountId,
       id,

@@ -5,6 +5,8 @@ import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../../
 import type { TObject } from 'typebox';
 import type { Agent } from './agent.js';
 import type { AgentModels } from '../../models/agent-models.js';
+import type { ToolBox } from '../tools/tool.js';
+import type { NewStep, StepRecord, StepUpdate } from '../pipelines/executions/execution.js';
 
 export const agentTypeIds = [
   'RetrievalAgent',
@@ -13,6 +15,7 @@ export const agentTypeIds = [
   'GenerationAgent',
   'WebAgent',
   'StructureAgent',
+  'ToolAgent',
 ] as const;
 
 export type AgentTypeId = (typeof agentTypeIds)[number];
@@ -60,6 +63,45 @@ export const inlineTextWork: TextWork = {
   summarize: (text, options) => Promise.resolve().then(() => summarize(text, options)),
 };
 
+/**
+ * Where a tool-calling agent records its steps: the execution's records (so that a paused run is
+ * continued from them, anywhere), or memory for a nested run, which cannot pause.
+ */
+export interface StepLog {
+  /** The steps this agent took before (a continued run), in order. */
+  readonly previous: readonly StepRecord[];
+  /** Whether a call may wait for a person's approval (false: such calls are refused). */
+  readonly canPause: boolean;
+  /** How long a call waits for approval before the run fails. */
+  readonly approvalTimeoutMs: number;
+  add(step: Omit<NewStep, 'stageRecordId'>): Promise<StepRecord>;
+  update(
+    step: StepRecord,
+    update: StepUpdate,
+    from?: readonly StepRecord['status'][],
+  ): Promise<boolean>;
+}
+
+/** The run stops here until a person decides on the calls waiting (they are recorded). */
+export class AwaitingApproval extends Error {
+  constructor(
+    readonly waiting: readonly StepRecord[],
+    readonly tokensUsed: number,
+  ) {
+    super('a tool call waits for approval');
+    this.name = 'AwaitingApproval';
+  }
+}
+
+/** Opens the tools of a ToolAgent's configuration for one run. */
+export interface ToolOpener {
+  open(
+    agent: Agent,
+    entries: readonly Record<string, unknown>[],
+    options: { signal: AbortSignal; depth: number; callerAccountId: string },
+  ): Promise<ToolBox>;
+}
+
 export interface AgentRunContext {
   /** The agent being run; its knowledge bases are searched in its owner's account. */
   agent: Agent;
@@ -68,6 +110,10 @@ export interface AgentRunContext {
   models: AgentModels;
   signal: AbortSignal;
   text: TextWork;
+  /** Where tool-calling agents record their steps (memory when not given). */
+  steps?: StepLog | undefined;
+  /** How deep in agents calling agents as tools this run is (0: called by a client). */
+  depth?: number | undefined;
 }
 
 export interface AgentType<Configuration = Record<string, unknown>> {
@@ -88,6 +134,18 @@ export interface AgentType<Configuration = Record<string, unknown>> {
     configuration: Configuration,
     parameters: Record<string, unknown>,
   ): void | Promise<void>;
+  /**
+   * Save-time checks that need the service (the objects a configuration names, addresses it
+   * connects to) and what is stored in place of secrets; the configuration to store.
+   */
+  prepareConfiguration?(
+    accountId: string,
+    configuration: Configuration,
+    previous: Configuration | null,
+    options: { isPublic: boolean },
+  ): Promise<Configuration>;
+  /** The stored configuration as its owner sees it (no secret shown back). */
+  showConfiguration?(configuration: Configuration): Record<string, unknown>;
   run(
     context: AgentRunContext,
     configuration: Configuration,

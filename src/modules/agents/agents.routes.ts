@@ -67,6 +67,7 @@ function agentDetail(view: AgentView) {
 function executionResponse(response: AgentExecutionResponse) {
   return {
     success: response.success,
+    status: response.status,
     execution_id: response.executionId,
     result: response.result,
     metrics: {

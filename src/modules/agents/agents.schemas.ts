@@ -143,6 +143,13 @@ export const ExecuteAgentBody = Type.Object(
 
 export const AgentExecutionResponseSchema = Type.Object({
   success: Type.Boolean(),
+  status: Type.Union(
+    [Type.Literal('completed'), Type.Literal('failed'), Type.Literal('waiting_for_approval')],
+    {
+      description:
+        '`waiting_for_approval`: a ToolAgent proposed a call that needs a person’s approval; the run is paused (GET /v1/executions/{execution_id} shows the call; POST …/approve or …/reject decides, and the run goes on in the background).',
+    },
+  ),
   execution_id: Type.String(),
   result: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
   metrics: Type.Object({

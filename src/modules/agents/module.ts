@@ -20,6 +20,13 @@ import { createRetrievalAgent } from './types/retrieval-agent.js';
 import { createStructureAgent } from './types/structure-agent.js';
 import { summarizationAgent } from './types/summarization-agent.js';
 import { createWebAgent } from './types/web-agent.js';
+import { createToolAgent } from './types/tool-agent.js';
+import { agentToolOpener } from './tools/agent-tools.js';
+import { toolChecks } from './tools/tool-checks.js';
+import { unavailableExternalTools, type ExternalTools } from './tools/external-tools.js';
+import type { BuiltinDependencies } from './tools/builtin-tools.js';
+import { AppError, NotFoundError } from '../../errors/app-error.js';
+import { requireSchema } from '../../validation/schema-validator.js';
 
 export interface AgentsModuleDependencies {
   readonly config: AppConfig;
@@ -33,8 +40,28 @@ export interface AgentsModuleDependencies {
   readonly usage: AgentUsage;
   /** Where every execution is recorded. */
   readonly executions: ExecutionService;
+  /** Pipelines a ToolAgent may run as tools (bound once the pipelines module exists). */
+  readonly pipelines: PipelineTools;
+  /** Tools of MCP servers and OpenAPI documents (unavailable when not given). */
+  readonly externalTools?: ExternalTools | undefined;
+  /** How long a tool call waits for approval before its run fails. */
+  readonly approvalTimeoutMs?: number | undefined;
+  /** Told when an agent execution pauses for approval. */
+  readonly onPaused?: ((executionId: string, accountId: string) => void) | undefined;
   readonly logger: Logger;
   readonly now: () => number;
+}
+
+/** What a ToolAgent's `pipeline` tools need of the pipelines module. */
+export interface PipelineTools {
+  exists(accountId: string, id: string): Promise<boolean>;
+  /** Runs the pipeline to its end: its output, or an AppError with the run's failure. */
+  run(
+    accountId: string,
+    id: string,
+    inputs: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>>;
 }
 
 export interface AgentsModule {
@@ -70,15 +97,74 @@ function knowledgeSearcher(knowledge: AgentsModuleDependencies['knowledge']): Kn
 
 export function createAgentsModule(dependencies: AgentsModuleDependencies): AgentsModule {
   const { config, db, models, text, knowledge, logger, now } = dependencies;
+  const webAgent = createWebAgent(config.web, config.secrets, text);
+  const external = dependencies.externalTools ?? unavailableExternalTools;
+  // The built-ins reach the executor and service, made below (called only at run time).
+  let executor!: AgentExecutor;
+  let service!: AgentService;
+  const builtins: BuiltinDependencies = {
+    knowledge: knowledgeSearcher(knowledge),
+    async web(configuration, input, signal) {
+      const settings = requireSchema<Record<string, unknown>>(
+        webAgent.configurationSchema,
+        configuration,
+        'web tool configuration',
+        'configuration',
+      );
+      const context = { signal } as Parameters<typeof webAgent.run>[0];
+      return webAgent.run(context, settings as never, input, {});
+    },
+    async agent(owner, agentId, query, options) {
+      let agent;
+      try {
+        agent = await service.get(owner.accountId, agentId);
+      } catch (error) {
+        if (error instanceof NotFoundError) {
+          throw new AppError('not_found', `The agent '${agentId}' no longer exists.`);
+        }
+        throw error;
+      }
+      const { parameters } = await executor.prepare(agent, { query });
+      try {
+        const run = await executor.run(agent, { query }, parameters, {
+          callerAccountId: owner.accountId,
+          signal: options.signal,
+          depth: options.depth,
+        });
+        return run.result;
+      } catch (error) {
+        if (error instanceof AgentRunError) {
+          if (error.aborted) throw error;
+          throw new AppError(error.error.code, error.error.message);
+        }
+        throw error;
+      }
+    },
+    pipeline: (accountId, id, inputs, signal) =>
+      dependencies.pipelines.run(accountId, id, inputs, signal),
+  };
   const catalog = new AgentCatalog([
     createRetrievalAgent(knowledgeSearcher(knowledge)),
     summarizationAgent,
     reasoningAgent,
     generationAgent,
-    createWebAgent(config.web, config.secrets, text),
+    webAgent,
     createStructureAgent((task, size, signal) => text.structure(task, size, signal)),
+    createToolAgent(
+      agentToolOpener(builtins, external),
+      toolChecks(
+        {
+          missingKnowledgeBases: (accountId, ids) =>
+            knowledge.missingKnowledgeBases(accountId, ids),
+          agentExists: async (accountId, id) =>
+            (await service.get(accountId, id).catch(() => null))?.accountId === accountId,
+          pipelineExists: (accountId, id) => dependencies.pipelines.exists(accountId, id),
+        },
+        external,
+      ),
+    ),
   ]);
-  const service = new AgentService({
+  service = new AgentService({
     agents: new AgentsRepository(db),
     catalog,
     models,
@@ -88,7 +174,7 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     usage: dependencies.usage,
     now,
   });
-  const executor = new AgentExecutor({
+  executor = new AgentExecutor({
     agents: service,
     catalog,
     models,
@@ -96,6 +182,10 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     logger,
     now,
     text: text.agentTextWork,
+    ...(dependencies.approvalTimeoutMs === undefined
+      ? {}
+      : { approvalTimeoutMs: dependencies.approvalTimeoutMs }),
+    ...(dependencies.onPaused === undefined ? {} : { onPaused: dependencies.onPaused }),
   });
   return {
     service,

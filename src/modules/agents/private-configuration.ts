@@ -13,6 +13,8 @@ const privateKeysByType: Record<AgentTypeId, readonly string[]> = {
   GenerationAgent: ['instructions'],
   WebAgent: [],
   StructureAgent: [],
+  // Its tools name servers, documents and the owner's objects (a ToolAgent is never public anyway).
+  ToolAgent: ['instructions', 'tools'],
 };
 
 /** Any key that names a secret is private, whatever the type (none of today's types has one). */

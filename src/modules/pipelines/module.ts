@@ -25,6 +25,7 @@ import { ExecutionService, type ConversationLookup } from './executions/executio
 import { ExecutionsRepository } from './executions/executions.repository.js';
 import { executionsPlugin } from './executions/executions.routes.js';
 import { InstanceRegistry } from './executions/instance-registry.js';
+import { ApprovalService } from './executions/approvals.js';
 import { PipelineRunner } from './pipeline-runner.js';
 import { PipelineService } from './pipeline-service.js';
 import { PipelinesRepository } from './pipelines.repository.js';
@@ -75,6 +76,8 @@ export interface PipelinesModule {
   readonly instances: InstanceRegistry;
   /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()`. */
   readonly jobs: JobQueue;
+  /** Decisions on tool calls waiting for a person's approval, and their deadlines. */
+  readonly approvals: ApprovalService;
   readonly plugins: {
     /** The pipelines' routes, with their executions list and execute. */
     readonly pipelines: FeaturePlugin;
@@ -211,6 +214,8 @@ async function wirePipelines(
     repository: executionsRepository,
     executions,
     requeue: (run) => jobs.enqueue(run),
+    // Runs whose tool calls were not approved in time end, whichever instance paused them.
+    sweep: () => approvals.expire(),
     logger,
     now,
   });
@@ -219,6 +224,15 @@ async function wirePipelines(
   // The pipeline runner's close() is the queue's.
   closers.add('job queue', () => jobs.close());
   observeJobs(jobs, dependencies.metrics);
+  const approvals = new ApprovalService({ executions, queue: jobs, logger, now });
+  closers.add('approval deadlines', () => approvals.close());
+  const onPaused = (executionId: string, accountId: string) => {
+    approvals
+      .paused(executionId, accountId)
+      .catch((error: unknown) =>
+        logger.warn({ err: error, execution_id: executionId }, 'watching an approval deadline'),
+      );
+  };
   const agents = dependencies.agents(executions);
   const pipelines = new PipelineService({
     pipelines: new PipelinesRepository(storage.db),
@@ -234,6 +248,7 @@ async function wirePipelines(
     queue: jobs,
     logger,
     now,
+    onPaused,
   });
   try {
     await runner.startWorking();
@@ -246,11 +261,13 @@ async function wirePipelines(
     executions,
     instances,
     jobs,
+    approvals,
     plugins: {
       pipelines: pipelinesPlugin({ pipelines, runner, executions }),
       executions: executionsPlugin({
         executions,
         credentialWatch: dependencies.credentialWatch,
+        approvals,
       }),
     },
     close: () => closers.closeAll(),

@@ -21,6 +21,8 @@ export interface RunContext {
   isRunFailure(error: unknown): error is AgentRunError;
   readonly logger: Logger;
   readonly now: () => number;
+  /** Told when a run pauses for a person's approval (its deadline is watched from there). */
+  onPaused?: (executionId: string, accountId: string) => void;
 }
 
 /** What a queued run keeps on its execution: the stages as they were when it started. */

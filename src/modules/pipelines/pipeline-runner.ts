@@ -44,6 +44,8 @@ export interface PipelineRunnerOptions {
   queue: JobQueue;
   logger: Logger;
   now?: () => number;
+  /** Told when a run pauses for a person's approval. */
+  onPaused?: (executionId: string, accountId: string) => void;
 }
 
 export class PipelineRunner {
@@ -57,6 +59,7 @@ export class PipelineRunner {
       isRunFailure: (error) => options.isRunFailure(error),
       logger: options.logger,
       now: options.now ?? Date.now,
+      ...(options.onPaused === undefined ? {} : { onPaused: options.onPaused }),
     };
   }
 
@@ -144,6 +147,11 @@ export class PipelineRunner {
     }
     const { execution } = detail;
     if (execution.status !== 'running') return 'done';
+    if (execution.kind === 'agent') {
+      // An agent run continued after a person's decision (or after its instance stopped).
+      await executions.claim(execution.id);
+      return this.options.executor.resume(execution, signal);
+    }
     const plan = await executions.runPlanOf(execution.id);
     if (!isRunPlan(plan) || plan.stages.length !== detail.stages.length) {
       await executions.finish(execution, {

@@ -21,6 +21,7 @@ import {
   type StopReason,
 } from './pipeline-run.js';
 import { StageRun } from './stage-run.js';
+import { AwaitingApproval } from '../agents/agent-type.js';
 
 /** A run to carry out: its execution and stages, what stops it, and when it started. */
 export interface StagedRun {
@@ -108,7 +109,7 @@ async function advance(
     tally.completed += 1;
     return null;
   } catch (error) {
-    if (error instanceof RunHandedOver) throw error;
+    if (error instanceof RunHandedOver || error instanceof AwaitingApproval) throw error;
     if (!(error instanceof StageFailure)) {
       context.logger.error(
         { err: error, execution_id: run.execution.id, pipeline_id: run.pipelineId },
@@ -132,7 +133,23 @@ export async function runStages(context: RunContext, run: StagedRun): Promise<Pi
   const tally: Tally = { outputs: new Map(), tokensUsed: 0, completed: 0, last: {} };
   let failure = await refuseStoredNames(context, run.execution, run.stages);
   for (const planned of failure === null ? run.stages : []) {
-    failure = await advance(context, run, planned, tally);
+    try {
+      failure = await advance(context, run, planned, tally);
+    } catch (error) {
+      if (!(error instanceof AwaitingApproval)) throw error;
+      // A stage's agent waits for a person: the run pauses with its plan, for any instance to
+      // continue once decided (completed stages are read back then, not rerun).
+      await context.executions.pause(
+        run.execution.id,
+        { pipelineId: run.pipelineId, stages: run.stages.map((stage) => stage.stage) },
+        planned.id,
+      );
+      context.onPaused?.(run.execution.id, run.execution.accountId);
+      return {
+        execution: { ...run.execution, status: 'waiting_for_approval' },
+        stagesCompleted: tally.completed,
+      };
+    }
     if (failure !== null) break;
   }
   const finished = await context.executions.finish(run.execution, {

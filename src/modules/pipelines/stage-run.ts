@@ -12,6 +12,7 @@ import {
   type ExecutionError,
 } from './executions/execution.js';
 import { defineOwn } from '../../validation/safe-keys.js';
+import { executionStepLog } from '../agents/step-log.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 import type { PipelineStage } from './pipeline.js';
 import {
@@ -166,11 +167,24 @@ export class StageRun {
       const timeout = stage.timeout_ms === undefined ? null : AbortSignal.timeout(stage.timeout_ms);
       const signal = timeout === null ? runSignal : AbortSignal.any([runSignal, timeout]);
       try {
+        const recorded = await this.context.executions.stepsOf(this.execution.id);
         const run = await this.context.executor.run(
           prepared.agent,
           prepared.input,
           prepared.parameters,
-          { callerAccountId: this.execution.accountId, signal, model: prepared.model ?? null },
+          {
+            callerAccountId: this.execution.accountId,
+            signal,
+            model: prepared.model ?? null,
+            // A tool-calling agent's steps are the stage's: a paused stage goes on from them.
+            steps: executionStepLog(
+              this.context.executions,
+              this.execution.id,
+              this.recordId,
+              recorded,
+              this.context.executor.approvalTimeoutMs,
+            ),
+          },
         );
         this.tokensUsed += run.tokensUsed;
         return await this.complete(run.result);

@@ -12,9 +12,12 @@ import {
   type ExecutionEvent,
   type ExecutionOutcome,
   type NewExecution,
+  type NewStep,
   type StagePlan,
   type StageRecord,
   type StageUpdate,
+  type StepRecord,
+  type StepUpdate,
 } from './execution.js';
 
 /** Finds a conversation of the account (and of the user, when one is given) or throws NotFoundError. */
@@ -115,7 +118,77 @@ export class ExecutionService {
     if (execution === undefined) throw new NotFoundError('Execution', id);
     const stages =
       execution.kind === 'pipeline' ? await this.options.repository.stagesOf(execution.id) : [];
-    return { execution, stages };
+    const steps = await this.options.repository.stepsOf(execution.id);
+    return { execution, stages, steps };
+  }
+
+  /** Records a step of a tool-calling agent, after the run's last (positions are the run's). */
+  async addStep(executionId: string, position: number, step: NewStep): Promise<StepRecord> {
+    const record: StepRecord = {
+      id: newId('step'),
+      executionId,
+      stageRecordId: step.stageRecordId,
+      position,
+      kind: step.kind,
+      name: step.name,
+      callId: step.callId ?? null,
+      arguments: step.arguments ?? null,
+      output: step.output ?? null,
+      status: step.status,
+      error: step.error ?? null,
+      decision: null,
+      tokensUsed: step.tokensUsed ?? 0,
+      durationMs: step.durationMs ?? null,
+      startedAt: step.startedAt,
+      completedAt: step.completedAt ?? null,
+      expiresAt: step.expiresAt ?? null,
+    };
+    await this.options.repository.insertStep(record);
+    this.options.feed.changed(executionId);
+    return record;
+  }
+
+  /** Changes a step (with `from`: only from those statuses); answers whether it changed. */
+  async updateStep(
+    executionId: string,
+    stepId: string,
+    update: StepUpdate,
+    from?: readonly StepRecord['status'][],
+  ): Promise<boolean> {
+    const changed = await this.options.repository.updateStep(stepId, update, from);
+    if (changed) this.options.feed.changed(executionId);
+    return changed;
+  }
+
+  /** The steps of a run (all its agents'), in order. */
+  stepsOf(executionId: string): Promise<StepRecord[]> {
+    return this.options.repository.stepsOf(executionId);
+  }
+
+  /**
+   * Pauses a running run until a person decides on a call: `runPlan` is what any instance needs
+   * to continue it. Answers whether it was running.
+   */
+  async pause(
+    executionId: string,
+    runPlan: Record<string, unknown>,
+    stageRecordId: string | null,
+  ): Promise<boolean> {
+    const paused = await this.options.repository.pause(executionId, runPlan, stageRecordId);
+    this.options.feed.changed(executionId);
+    return paused;
+  }
+
+  /** Sets a paused run running again, on this instance; answers whether it was paused. */
+  async reopen(executionId: string): Promise<boolean> {
+    const reopened = await this.options.repository.reopen(executionId, this.options.instanceId);
+    if (reopened) this.options.feed.changed(executionId);
+    return reopened;
+  }
+
+  /** Paused runs with a call whose approval deadline has passed. */
+  expiredApprovals(): Promise<Array<{ id: string; accountId: string }>> {
+    return this.options.repository.expiredApprovals(this.iso());
   }
 
   listForPipeline(accountId: string, pipelineId: string, page: { limit: number; offset: number }) {
@@ -191,10 +264,27 @@ export class ExecutionService {
     return (async function* events(): AsyncGenerator<ExecutionEvent> {
       const started = new Set<string>();
       const ended = new Set<string>();
+      // Each step's status as last told: a step is told again when its status changes.
+      const told = new Map<string, string>();
       let detail = first;
       try {
         for (;;) {
-          const { execution, stages } = detail;
+          const { execution, stages, steps } = detail;
+          for (const step of steps) {
+            if (told.get(step.id) === step.status) continue;
+            // A decided call seen for the first time (a replay): its wait is told first.
+            if (!told.has(step.id) && step.decision !== null) {
+              yield {
+                type: 'approval-required',
+                execution,
+                step: { ...step, status: 'waiting_for_approval', completedAt: null },
+              };
+            }
+            told.set(step.id, step.status);
+            yield step.status === 'waiting_for_approval'
+              ? { type: 'approval-required', execution, step }
+              : { type: 'step', execution, step };
+          }
           for (const stage of stages) {
             if (
               stage.status !== 'pending' &&
@@ -209,7 +299,7 @@ export class ExecutionService {
               yield { type: 'stage-end', execution, stage };
             }
           }
-          if (execution.status !== 'running') {
+          if (execution.status !== 'running' && execution.status !== 'waiting_for_approval') {
             const stagesCompleted = stages.filter((stage) => stage.status === 'completed').length;
             yield { type: 'execution-end', execution, stagesCompleted };
             return;

@@ -6,8 +6,10 @@ export type { ExecutionError };
 export { executionError, executionErrorFrom } from '../../../errors/execution-error.js';
 
 export type ExecutionKind = 'agent' | 'pipeline';
-export type ExecutionStatus = 'running' | 'completed' | 'failed';
-export type StageStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+/** `waiting_for_approval`: a tool call waits for a person's decision (the run is paused). */
+export type ExecutionStatus = 'running' | 'waiting_for_approval' | 'completed' | 'failed';
+export type StageStatus =
+  'pending' | 'running' | 'waiting_for_approval' | 'completed' | 'failed' | 'skipped';
 
 export interface Execution {
   id: string;
@@ -88,14 +90,86 @@ export interface StageUpdate {
   completedAt?: string | null;
 }
 
-/** A run with its stage records (none for an agent run). */
+export type StepKind = 'model' | 'tool';
+export type StepStatus =
+  'running' | 'completed' | 'failed' | 'waiting_for_approval' | 'approved' | 'rejected';
+
+/** A person's answer to a call that needed approval. */
+export interface StepDecision {
+  decision: 'approved' | 'rejected';
+  /** The rejection's reason, when one was given. */
+  reason: string | null;
+  /** Whether the approval replaced the proposed arguments. */
+  edited: boolean;
+  /** The key that decided (`key_…`), when known. */
+  apiKeyId: string | null;
+  decidedAt: string;
+}
+
+/**
+ * One step of a tool-calling agent: a model turn (`output` is the assistant turn, `name` the
+ * model) or a tool call (`arguments` as proposed or approved, `output` the result fed back).
+ */
+export interface StepRecord {
+  id: string;
+  executionId: string;
+  /** The stage record whose agent took the step; null for an agent execution's steps. */
+  stageRecordId: string | null;
+  position: number;
+  kind: StepKind;
+  name: string;
+  callId: string | null;
+  arguments: Record<string, unknown> | null;
+  output: Record<string, unknown> | null;
+  status: StepStatus;
+  error: ExecutionError | null;
+  decision: StepDecision | null;
+  tokensUsed: number;
+  durationMs: number | null;
+  startedAt: string;
+  completedAt: string | null;
+  /** When a call waiting for approval times out. */
+  expiresAt: string | null;
+}
+
+export interface NewStep {
+  stageRecordId: string | null;
+  kind: StepKind;
+  name: string;
+  callId?: string | null;
+  arguments?: Record<string, unknown> | null;
+  output?: Record<string, unknown> | null;
+  status: StepStatus;
+  error?: ExecutionError | null;
+  tokensUsed?: number;
+  durationMs?: number | null;
+  startedAt: string;
+  completedAt?: string | null;
+  expiresAt?: string | null;
+}
+
+export interface StepUpdate {
+  status: StepStatus;
+  arguments?: Record<string, unknown> | null;
+  output?: Record<string, unknown> | null;
+  error?: ExecutionError | null;
+  decision?: StepDecision | null;
+  durationMs?: number | null;
+  completedAt?: string | null;
+  expiresAt?: string | null;
+}
+
+/** A run with its stage records (none for an agent run) and its agents' steps. */
 export interface ExecutionDetail {
   execution: Execution;
   stages: StageRecord[];
+  steps: StepRecord[];
 }
 
 /** What a follower of an execution sees, in order: stages starting and ending, then the end. */
 export type ExecutionEvent =
   | { type: 'stage-start'; execution: Execution; stage: StageRecord }
+  | { type: 'step'; execution: Execution; step: StepRecord }
+  | { type: 'approval-required'; execution: Execution; step: StepRecord }
   | { type: 'stage-end'; execution: Execution; stage: StageRecord }
   | { type: 'execution-end'; execution: Execution; stagesCompleted: number };

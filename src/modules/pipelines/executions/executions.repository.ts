@@ -7,12 +7,16 @@ import type {
   StagePlan,
   StageRecord,
   StageUpdate,
+  StepDecision,
+  StepRecord,
+  StepUpdate,
 } from './execution.js';
 import type { DatabaseSchema } from '../../../storage/schema.js';
 import { pageOf } from '../../../storage/repositories/paging.js';
 
 type ExecutionRow = Selectable<DatabaseSchema['executions']>;
 type StageRow = Selectable<DatabaseSchema['execution_stages']>;
+type StepRow = Selectable<DatabaseSchema['execution_steps']>;
 
 function parseJson<T>(text: string | null): T | null {
   return text === null ? null : (JSON.parse(text) as T);
@@ -89,6 +93,31 @@ function toStage(row: StageRow): StageRecord {
   };
 }
 
+function toStep(row: StepRow): StepRecord {
+  return {
+    id: row.id,
+    executionId: row.execution_id,
+    stageRecordId: row.stage_record_id,
+    position: Number(row.position),
+    kind: row.kind,
+    name: row.name,
+    callId: row.call_id,
+    arguments: parseJson(row.arguments),
+    output: parseJson(row.output),
+    status: row.status,
+    error: parseJson(row.error),
+    decision: parseJson<StepDecision>(row.decision),
+    tokensUsed: Number(row.tokens_used),
+    durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+/** Statuses of a run not yet finished: running, or paused for a person's approval. */
+const unfinished = ['running', 'waiting_for_approval'] as const;
+
 export class ExecutionsRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
@@ -150,14 +179,14 @@ export class ExecutionsRepository {
           completed_at: outcome.completedAt,
         })
         .where('id', '=', id)
-        .where('status', '=', 'running')
+        .where('status', 'in', unfinished)
         .executeTakeFirst();
       if (outcome.status === 'failed') {
         await transaction
           .updateTable('execution_stages')
           .set({ status: 'skipped' })
           .where('execution_id', '=', id)
-          .where('status', 'in', ['pending', 'running'])
+          .where('status', 'in', ['pending', 'running', 'waiting_for_approval'])
           .execute();
       }
       return Number(result.numUpdatedRows) > 0;
@@ -182,6 +211,122 @@ export class ExecutionsRepository {
       })
       .where('id', '=', id)
       .execute();
+  }
+
+  // Steps of tool-calling agents (migration 016).
+
+  async insertStep(step: StepRecord): Promise<void> {
+    await this.db
+      .insertInto('execution_steps')
+      .values({
+        id: step.id,
+        execution_id: step.executionId,
+        stage_record_id: step.stageRecordId,
+        position: step.position,
+        kind: step.kind,
+        name: step.name,
+        call_id: step.callId,
+        arguments: json(step.arguments),
+        output: json(step.output),
+        status: step.status,
+        error: json(step.error),
+        decision: json(step.decision),
+        tokens_used: step.tokensUsed,
+        duration_ms: step.durationMs,
+        started_at: step.startedAt,
+        completed_at: step.completedAt,
+        expires_at: step.expiresAt,
+      })
+      .execute();
+  }
+
+  /**
+   * Changes a step; with `from`, only while its status is one of those (of two instances or two
+   * people deciding one call, exactly one wins). Answers whether the step changed.
+   */
+  async updateStep(
+    id: string,
+    update: StepUpdate,
+    from?: readonly StepRecord['status'][],
+  ): Promise<boolean> {
+    let query = this.db
+      .updateTable('execution_steps')
+      .set({
+        status: update.status,
+        ...(update.arguments === undefined ? {} : { arguments: json(update.arguments) }),
+        ...(update.output === undefined ? {} : { output: json(update.output) }),
+        ...(update.error === undefined ? {} : { error: json(update.error) }),
+        ...(update.decision === undefined ? {} : { decision: json(update.decision) }),
+        ...(update.durationMs === undefined ? {} : { duration_ms: update.durationMs }),
+        ...(update.completedAt === undefined ? {} : { completed_at: update.completedAt }),
+        ...(update.expiresAt === undefined ? {} : { expires_at: update.expiresAt }),
+      })
+      .where('id', '=', id);
+    if (from !== undefined) query = query.where('status', 'in', from);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async stepsOf(executionId: string): Promise<StepRecord[]> {
+    const rows = await this.db
+      .selectFrom('execution_steps')
+      .selectAll()
+      .where('execution_id', '=', executionId)
+      .orderBy('position', 'asc')
+      .execute();
+    return rows.map(toStep);
+  }
+
+  /**
+   * Pauses a running run for approval, keeping `runPlan` (so that any instance can continue it
+   * once approved); a stage waiting is marked so. Answers whether the run was running.
+   */
+  async pause(
+    id: string,
+    runPlan: Record<string, unknown>,
+    stageRecordId: string | null,
+  ): Promise<boolean> {
+    return this.db.transaction().execute(async (transaction) => {
+      const result = await transaction
+        .updateTable('executions')
+        .set({ status: 'waiting_for_approval', run_plan: JSON.stringify(runPlan) })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      if (stageRecordId !== null) {
+        await transaction
+          .updateTable('execution_stages')
+          .set({ status: 'waiting_for_approval' })
+          .where('id', '=', stageRecordId)
+          .execute();
+      }
+      return Number(result.numUpdatedRows) > 0;
+    });
+  }
+
+  /** A paused run set running again on `instanceId`; answers whether it was paused (one wins). */
+  async reopen(id: string, instanceId: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('executions')
+      .set({ status: 'running', instance_id: instanceId })
+      .where('id', '=', id)
+      .where('status', '=', 'waiting_for_approval')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Paused runs with a call whose approval deadline passed before `now`. */
+  async expiredApprovals(now: string): Promise<Array<{ id: string; accountId: string }>> {
+    const rows = await this.db
+      .selectFrom('execution_steps')
+      .innerJoin('executions', 'executions.id', 'execution_steps.execution_id')
+      .select(['executions.id as id', 'executions.account_id as account_id'])
+      .distinct()
+      .where('execution_steps.status', '=', 'waiting_for_approval')
+      .where('execution_steps.expires_at', '<', now)
+      .where('executions.status', '=', 'waiting_for_approval')
+      .execute();
+    return rows.map((row) => ({ id: row.id, accountId: row.account_id }));
   }
 
   async find(accountId: string, id: string): Promise<Execution | undefined> {

@@ -15,6 +15,7 @@ import {
 } from '../../../http/streaming.js';
 import { principalOf, type App } from '../../../http/types.js';
 import { ExecutionSchema, executionEventToJson, executionToJson } from './executions.schemas.js';
+import { approvalArguments, type ApprovalService } from './approvals.js';
 
 const ExecutionIdParams = Type.Object({ execution_id: ObjectIdSchema('exec_…') });
 
@@ -26,6 +27,8 @@ export interface ExecutionRoutesDependencies {
   readonly executions: ExecutionService;
   /** Ends a follower's stream when its key is revoked or expires. */
   readonly credentialWatch: CredentialWatch;
+  /** Decisions on tool calls waiting for approval. */
+  readonly approvals: ApprovalService;
 }
 
 /** The routes of execution records, registered by app.ts like any Fastify plugin. */
@@ -33,6 +36,7 @@ export function executionsPlugin(dependencies: ExecutionRoutesDependencies): Fea
   return featurePlugin('executions', (app) => {
     readRoute(app, dependencies.executions);
     followRoute(app, dependencies);
+    decisionRoutes(app, dependencies.approvals);
   });
 }
 
@@ -52,11 +56,11 @@ function readRoute(app: App, executions: ExecutionService): void {
       },
     },
     async (request) => {
-      const { execution, stages } = await executions.get(
+      const { execution, stages, steps } = await executions.get(
         principalOf(request).accountId,
         request.params.execution_id,
       );
-      return { execution: executionToJson(execution, stages) };
+      return { execution: executionToJson(execution, stages, steps) };
     },
   );
 }
@@ -100,6 +104,91 @@ function followRoute(app: App, { executions, credentialWatch }: ExecutionRoutesD
           })),
         ),
       );
+    },
+  );
+}
+
+const ApproveBody = Type.Object(
+  {
+    step_id: Type.Optional(
+      ObjectIdSchema('The waiting call to approve (`step_…`); default: the first waiting.'),
+    ),
+    arguments: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        maxProperties: 200,
+        description: 'Replaces the proposed arguments: the call runs with these.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const RejectBody = Type.Object(
+  {
+    step_id: Type.Optional(
+      ObjectIdSchema('The waiting call to reject (`step_…`); default: the first waiting.'),
+    ),
+    reason: Type.Optional(
+      Type.String({ maxLength: 2000, description: 'Recorded on the call and the run’s error.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+function decisionRoutes(app: App, approvals: ApprovalService): void {
+  const config = { access: access.scopes('agents:write'), feature: 'agent_orchestration' } as const;
+  app.post(
+    '/v1/executions/:execution_id/approve',
+    {
+      config,
+      schema: {
+        operationId: 'approveExecutionCall',
+        tags: ['Executions'],
+        summary: 'Approve a tool call waiting for approval',
+        description:
+          'The call runs — with `arguments` when given, else as proposed — and the run goes on in the background, on whichever instance takes it from the job queue (follow it with GET …/events). When several calls of one turn wait, the run goes on once each is decided. 409 when the execution is not `waiting_for_approval` or the call was already decided; 404 for another account’s execution.',
+        params: ExecutionIdParams,
+        body: Type.Union([ApproveBody, Type.Null()]),
+        response: { 200: Type.Object({ execution: ExecutionSchema }) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const body = request.body ?? {};
+      const { execution, stages, steps } = await approvals.decide(
+        principal.accountId,
+        request.params.execution_id,
+        { approve: true, stepId: body.step_id, arguments: approvalArguments(body.arguments) },
+        principal.keyId,
+      );
+      return { execution: executionToJson(execution, stages, steps) };
+    },
+  );
+  app.post(
+    '/v1/executions/:execution_id/reject',
+    {
+      config,
+      schema: {
+        operationId: 'rejectExecutionCall',
+        tags: ['Executions'],
+        summary: 'Reject a tool call waiting for approval',
+        description:
+          'The run ends `failed` with the error `approval_rejected`, the `reason` recorded on the call and in the error. 409 when the execution is not `waiting_for_approval` or the call was already decided; 404 for another account’s execution.',
+        params: ExecutionIdParams,
+        body: Type.Union([RejectBody, Type.Null()]),
+        response: { 200: Type.Object({ execution: ExecutionSchema }) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const body = request.body ?? {};
+      const { execution, stages, steps } = await approvals.decide(
+        principal.accountId,
+        request.params.execution_id,
+        { approve: false, stepId: body.step_id, reason: body.reason },
+        principal.keyId,
+      );
+      return { execution: executionToJson(execution, stages, steps) };
     },
   );
 }

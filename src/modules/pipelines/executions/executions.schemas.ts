@@ -1,7 +1,13 @@
 // The JSON of execution records, their stages and their events, with the schemas that describe
 // them; shared by the executions, agents and pipelines routes.
 import Type from 'typebox';
-import type { Execution, ExecutionError, ExecutionEvent, StageRecord } from './execution.js';
+import type {
+  Execution,
+  ExecutionError,
+  ExecutionEvent,
+  StageRecord,
+  StepRecord,
+} from './execution.js';
 import {
   ExecutionErrorSchema,
   NullableTimestamp,
@@ -14,7 +20,9 @@ export const StageRecordSchema = Type.Object({
   position: Type.Integer(),
   name: Type.String(),
   agent_id: Type.String(),
-  status: Type.String({ description: 'pending, running, completed, failed or skipped.' }),
+  status: Type.String({
+    description: 'pending, running, waiting_for_approval, completed, failed or skipped.',
+  }),
   attempts: Type.Integer(),
   started_at: NullableTimestamp(),
   completed_at: NullableTimestamp(),
@@ -26,6 +34,52 @@ export const StageRecordSchema = Type.Object({
   error_detail: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 
+export const StepRecordSchema = Type.Object({
+  id: Type.String({ description: 'step_…' }),
+  stage_record_id: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The stage record (in `stages`) whose agent took the step; null in an agent execution.',
+  }),
+  position: Type.Integer(),
+  kind: Type.Union([Type.Literal('model'), Type.Literal('tool')], {
+    description:
+      '`model`: a turn of the model (its text and the calls it proposed); `tool`: one call.',
+  }),
+  name: Type.String({ description: 'The model, or the tool called.' }),
+  call_id: Type.Union([Type.String(), Type.Null()]),
+  arguments: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+    description: 'A tool call’s arguments: as proposed, or as approved when a person edited them.',
+  }),
+  output: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+    description:
+      'A model turn: `{content, tool_calls}`. A tool call: `{ok, content}` (the result as fed back, bounded).',
+  }),
+  status: Type.String({
+    description: 'running, completed, failed, waiting_for_approval, approved or rejected.',
+  }),
+  decision: Type.Union(
+    [
+      Type.Object({
+        decision: Type.Union([Type.Literal('approved'), Type.Literal('rejected')]),
+        reason: Type.Union([Type.String(), Type.Null()]),
+        edited: Type.Boolean(),
+        decided_at: Timestamp(),
+      }),
+      Type.Null(),
+    ],
+    { description: 'A person’s decision on a call that needed approval.' },
+  ),
+  tokens_used: Type.Integer(),
+  duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+  started_at: Timestamp(),
+  completed_at: NullableTimestamp(),
+  expires_at: Type.Union([Timestamp(), Type.Null()], {
+    description: 'When a call waiting for approval times out (the run then fails).',
+  }),
+  error: Type.Optional(Type.String()),
+  error_detail: Type.Optional(ExecutionErrorSchema),
+});
+
 export const ExecutionSchema = Type.Object({
   id: Type.String({ description: 'exec_…' }),
   kind: Type.Union([Type.Literal('agent'), Type.Literal('pipeline')]),
@@ -35,7 +89,18 @@ export const ExecutionSchema = Type.Object({
   user_id: Type.Union([Type.String(), Type.Null()], {
     description: 'The `user_id` the run was made for, when one was given.',
   }),
-  status: Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]),
+  status: Type.Union(
+    [
+      Type.Literal('running'),
+      Type.Literal('waiting_for_approval'),
+      Type.Literal('completed'),
+      Type.Literal('failed'),
+    ],
+    {
+      description:
+        '`waiting_for_approval`: a tool call needs a person’s decision (see `pending_approvals`; POST …/approve or …/reject).',
+    },
+  ),
   created_at: Timestamp(),
   completed_at: NullableTimestamp(),
   execution_time_ms: Type.Union([Type.Integer(), Type.Null()]),
@@ -46,6 +111,13 @@ export const ExecutionSchema = Type.Object({
   output: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
   stages: Type.Array(StageRecordSchema, {
     description: 'The stages of a pipeline execution, in order; empty for an agent execution.',
+  }),
+  steps: Type.Array(StepRecordSchema, {
+    description:
+      'The model turns and tool calls of tool-calling agents (ToolAgent), in order; empty for other agents.',
+  }),
+  pending_approvals: Type.Array(StepRecordSchema, {
+    description: 'The tool calls waiting for a person’s decision (while `waiting_for_approval`).',
   }),
 });
 
@@ -86,7 +158,40 @@ export function stageRecordToJson(stage: StageRecord) {
   };
 }
 
-export function executionToJson(execution: Execution, stages: readonly StageRecord[] = []) {
+export function stepRecordToJson(step: StepRecord) {
+  return {
+    id: step.id,
+    stage_record_id: step.stageRecordId,
+    position: step.position,
+    kind: step.kind,
+    name: step.name,
+    call_id: step.callId,
+    arguments: step.arguments,
+    output: step.output,
+    status: step.status,
+    decision:
+      step.decision === null
+        ? null
+        : {
+            decision: step.decision.decision,
+            reason: step.decision.reason,
+            edited: step.decision.edited,
+            decided_at: step.decision.decidedAt,
+          },
+    tokens_used: step.tokensUsed,
+    duration_ms: step.durationMs,
+    started_at: step.startedAt,
+    completed_at: step.completedAt,
+    expires_at: step.expiresAt,
+    ...errorFields(step.error),
+  };
+}
+
+export function executionToJson(
+  execution: Execution,
+  stages: readonly StageRecord[] = [],
+  steps: readonly StepRecord[] = [],
+) {
   return {
     id: execution.id,
     kind: execution.kind,
@@ -103,6 +208,10 @@ export function executionToJson(execution: Execution, stages: readonly StageReco
     input: execution.input,
     output: execution.output,
     stages: stages.map(stageRecordToJson),
+    steps: steps.map(stepRecordToJson),
+    pending_approvals: steps
+      .filter((step) => step.status === 'waiting_for_approval')
+      .map(stepRecordToJson),
   };
 }
 
@@ -132,6 +241,14 @@ export function executionEventToJson(event: ExecutionEvent): Record<string, unkn
         stage_id: event.stage.stageId,
         position: event.stage.position,
         started_at: event.stage.startedAt,
+      };
+    case 'step':
+      return { type: 'step', execution_id: executionId, ...stepRecordToJson(event.step) };
+    case 'approval-required':
+      return {
+        type: 'approval-required',
+        execution_id: executionId,
+        ...stepRecordToJson(event.step),
       };
     case 'stage-end':
       return {

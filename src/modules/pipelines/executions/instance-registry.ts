@@ -16,6 +16,8 @@ export interface InstanceRegistryOptions {
   executions: ExecutionService;
   /** Queues a claimed orphan again (the job queue's enqueue). */
   requeue(run: { executionId: string; accountId: string }): Promise<void>;
+  /** Other upkeep done with recovery (ending runs whose approvals are past their deadline). */
+  sweep?: () => Promise<unknown>;
   logger: Logger;
   heartbeatMs?: number;
   /** An instance silent for longer is considered stopped. */
@@ -71,6 +73,7 @@ export class InstanceRegistry {
         'marked executions of stopped instances as interrupted',
       );
     }
+    await this.options.sweep?.();
     const claimed = await this.options.executions.claimOrphanedRuns(aliveSince);
     for (const run of claimed) {
       await this.options.requeue({ executionId: run.id, accountId: run.accountId });

@@ -1,0 +1,344 @@
+// ToolAgent through the HTTP API on both databases, over the fake OpenAI-compatible upstream
+// issuing tool calls: a two-step loop with a built-in tool, parallel calls, limits, every step in
+// the execution and its events, approval (edited arguments), rejection, and save-time refusals.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { allDialects } from '../support/dialects.js';
+import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
+import { bearer } from '../support/test-app.js';
+
+interface Step {
+  id: string;
+  kind: 'model' | 'tool';
+  name: string;
+  call_id: string | null;
+  arguments: Record<string, unknown> | null;
+  output: Record<string, unknown> | null;
+  status: string;
+  decision: { decision: string; reason: string | null; edited: boolean } | null;
+  duration_ms: number | null;
+}
+
+interface ExecutionJson {
+  id: string;
+  status: string;
+  output: Record<string, unknown> | null;
+  error_detail?: { code: string; message: string; limit?: string; reason?: string };
+  steps: Step[];
+  pending_approvals: Step[];
+}
+
+describe.each(allDialects)('ToolAgent on $name', (dialect) => {
+  let harness: ChatHarness;
+  let knowledgeBaseId = '';
+  let helperAgentId = '';
+
+  const call = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+    harness.app.inject({
+      method,
+      url,
+      headers: bearer(harness.adminKey),
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+
+  const createAgent = async (configuration: Record<string, unknown>, extra = {}) => {
+    const response = await call('POST', '/v1/agents', {
+      name: 'tool user',
+      agent_type: 'ToolAgent',
+      configuration,
+      ...extra,
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    return response.json<{ id: string }>().id;
+  };
+
+  const execution = async (id: string) => {
+    const response = await call('GET', `/v1/executions/${id}`);
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json<{ execution: ExecutionJson }>().execution;
+  };
+
+  /** The events of an execution until it ends (the stream closes then). */
+  const events = async (id: string) => {
+    const response = await call('GET', `/v1/executions/${id}/events`);
+    expect(response.statusCode, response.body).toBe(200);
+    return response.body
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+  };
+
+  const chatRequests = () =>
+    harness.upstream.requests.filter((request) => request.endpoint === 'chat');
+
+  beforeAll(async () => {
+    harness = await startChatHarness({ dialect });
+    const kb = await call('POST', '/v1/knowledge-bases', { name: 'Handbook' });
+    expect(kb.statusCode, kb.body).toBe(201);
+    knowledgeBaseId = kb.json<{ id: string }>().id;
+    const added = await call('POST', `/v1/knowledge-bases/${knowledgeBaseId}/documents`, {
+      title: 'Refunds',
+      content: 'Refunds are paid within 14 days of the return reaching the warehouse.',
+    });
+    expect(added.statusCode, added.body).toBe(201);
+    const helper = await call('POST', '/v1/agents', {
+      name: 'writer',
+      agent_type: 'GenerationAgent',
+      configuration: {},
+    });
+    expect(helper.statusCode, helper.body).toBe(201);
+    helperAgentId = helper.json<{ id: string }>().id;
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+  beforeEach(() => {
+    harness.upstream.reset();
+  });
+
+  const searchTool = (extra: Record<string, unknown> = {}) => ({
+    type: 'knowledge_search',
+    name: 'handbook',
+    knowledge_base_ids: [knowledgeBaseId],
+    ...extra,
+  });
+
+  it('runs a two-step tool loop: the model calls a tool, reads its result and answers', async () => {
+    const agentId = await createAgent({
+      tools: [searchTool()],
+      instructions: 'Answer from the handbook.',
+    });
+    harness.upstream.enqueueFor(
+      'chat',
+      {
+        kind: 'reply',
+        toolCalls: [{ id: 'call_1', name: 'handbook', arguments: '{"query":"refund time"}' }],
+      },
+      { kind: 'reply', content: 'Refunds take up to 14 days.' },
+    );
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, {
+      query: 'How long do refunds take?',
+    });
+    const body = response.json<{
+      success: boolean;
+      status: string;
+      execution_id: string;
+      result: Record<string, unknown>;
+    }>();
+    expect(body.success, response.body).toBe(true);
+    expect(body.status).toBe('completed');
+    expect(body.result).toMatchObject({
+      answer: 'Refunds take up to 14 days.',
+      model_turns: 2,
+      tool_calls: 1,
+    });
+    // The model was offered the tool, then given its result as a tool message.
+    const [first, second] = chatRequests().map((request) => request.body as Record<string, any>);
+    expect(first!.tools.map((tool: any) => tool.function.name)).toEqual(['handbook']);
+    const toolMessage = second!.messages.find((message: any) => message.role === 'tool');
+    expect(toolMessage.tool_call_id).toBe('call_1');
+    expect(toolMessage.content).toContain('14 days of the return');
+    // Every step is recorded, in order, with its arguments and result.
+    const detail = await execution(body.execution_id);
+    expect(detail.steps.map((step) => [step.kind, step.status])).toEqual([
+      ['model', 'completed'],
+      ['tool', 'completed'],
+      ['model', 'completed'],
+    ]);
+    expect(detail.steps[1]).toMatchObject({
+      name: 'handbook',
+      call_id: 'call_1',
+      arguments: { query: 'refund time' },
+      output: { ok: true },
+    });
+    expect(detail.steps[1]!.duration_ms).toEqual(expect.any(Number));
+    // The events replay the steps, then the end.
+    const told = await events(body.execution_id);
+    expect(told.map((event) => event.type)).toEqual(['step', 'step', 'step', 'execution-end']);
+  });
+
+  it('runs the calls of one turn in parallel and feeds every result back', async () => {
+    const agentId = await createAgent({
+      tools: [searchTool(), { type: 'agent', name: 'writer', agent_id: helperAgentId }],
+    });
+    harness.upstream.enqueueFor(
+      'chat',
+      {
+        kind: 'reply',
+        toolCalls: [
+          { id: 'call_a', name: 'handbook', arguments: '{"query":"refunds"}' },
+          { id: 'call_b', name: 'writer', arguments: '{"query":"a haiku about refunds"}' },
+        ],
+      },
+      // The nested GenerationAgent's answer, then the final answer.
+      { kind: 'reply', content: 'Money comes back home' },
+      { kind: 'reply', content: 'Done: both tools answered.' },
+    );
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Go' });
+    const body = response.json<{ success: boolean; execution_id: string }>();
+    expect(body.success, response.body).toBe(true);
+    const last = chatRequests().at(-1)!.body as Record<string, any>;
+    const toolMessages = last.messages.filter((message: any) => message.role === 'tool');
+    expect(toolMessages.map((message: any) => message.tool_call_id)).toEqual(['call_a', 'call_b']);
+    expect(toolMessages[1].content).toContain('Money comes back home');
+    const detail = await execution(body.execution_id);
+    expect(
+      detail.steps
+        .filter((step) => step.kind === 'tool')
+        .map((step) => step.name)
+        .sort(),
+    ).toEqual(['handbook', 'writer']);
+  });
+
+  it('stops a loop that never ends at max_steps, with every step recorded', async () => {
+    const agentId = await createAgent({ tools: [searchTool()], max_steps: 3 });
+    harness.upstream.setDefaultBehaviour({
+      kind: 'reply',
+      toolCalls: [{ name: 'handbook', arguments: '{"query":"again"}' }],
+    });
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Loop' });
+    const body = response.json<{
+      success: boolean;
+      execution_id: string;
+      error: { code: string; limit: string };
+    }>();
+    expect(body.success).toBe(false);
+    expect(body.error).toMatchObject({ code: 'limit_reached', limit: 'max_steps' });
+    expect(chatRequests()).toHaveLength(3);
+    const detail = await execution(body.execution_id);
+    expect(detail.status).toBe('failed');
+    expect(detail.steps.filter((step) => step.kind === 'model')).toHaveLength(3);
+  });
+
+  it('stops at the token budget', async () => {
+    const agentId = await createAgent({ tools: [searchTool()], token_budget: 100 });
+    harness.upstream.setDefaultBehaviour({
+      kind: 'reply',
+      toolCalls: [{ name: 'handbook', arguments: '{"query":"again"}' }],
+      usage: { prompt_tokens: 60, completion_tokens: 10, total_tokens: 70 },
+    });
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Loop' });
+    const body = response.json<{ success: boolean; error: { code: string; limit: string } }>();
+    expect(body.error).toMatchObject({ code: 'limit_reached', limit: 'token_budget' });
+    expect(chatRequests()).toHaveLength(2);
+  });
+
+  it('feeds back an unknown tool and bad arguments as errors the model can correct', async () => {
+    const agentId = await createAgent({ tools: [searchTool()] });
+    harness.upstream.enqueueFor(
+      'chat',
+      {
+        kind: 'reply',
+        toolCalls: [
+          { id: 'c1', name: 'nope', arguments: '{}' },
+          { id: 'c2', name: 'handbook', arguments: '{not json' },
+        ],
+      },
+      { kind: 'reply', content: 'Sorry.' },
+    );
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Try' });
+    expect(response.json<{ success: boolean }>().success, response.body).toBe(true);
+    const last = chatRequests().at(-1)!.body as Record<string, any>;
+    const contents = last.messages
+      .filter((message: any) => message.role === 'tool')
+      .map((message: any) => message.content);
+    expect(contents[0]).toContain("no tool named 'nope'");
+    expect(contents[1]).toContain('not valid JSON');
+  });
+
+  it('pauses for approval, then runs the call with the edited arguments once approved', async () => {
+    const agentId = await createAgent({ tools: [searchTool({ requires_approval: true })] });
+    harness.upstream.enqueueFor('chat', {
+      kind: 'reply',
+      toolCalls: [{ id: 'call_x', name: 'handbook', arguments: '{"query":"bread"}' }],
+    });
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Refunds?' });
+    const body = response.json<{ success: boolean; status: string; execution_id: string }>();
+    expect(body.status, response.body).toBe('waiting_for_approval');
+    const paused = await execution(body.execution_id);
+    expect(paused.status).toBe('waiting_for_approval');
+    expect(paused.pending_approvals).toHaveLength(1);
+    expect(paused.pending_approvals[0]).toMatchObject({
+      name: 'handbook',
+      arguments: { query: 'bread' },
+      status: 'waiting_for_approval',
+    });
+    // Only the model turn so far: the tool was not called.
+    expect(chatRequests()).toHaveLength(1);
+    harness.upstream.enqueueFor('chat', { kind: 'reply', content: 'Refunds take 14 days.' });
+    const approved = await call('POST', `/v1/executions/${body.execution_id}/approve`, {
+      arguments: { query: 'refunds' },
+    });
+    expect(approved.statusCode, approved.body).toBe(200);
+    // The run goes on in the background; its events end with its end.
+    const told = await events(body.execution_id);
+    expect(told.map((event) => event.type)).toContain('approval-required');
+    expect(told.at(-1)).toMatchObject({ type: 'execution-end', status: 'completed' });
+    const done = await execution(body.execution_id);
+    expect(done.output).toMatchObject({ answer: 'Refunds take 14 days.' });
+    const toolStep = done.steps.find((step) => step.kind === 'tool')!;
+    expect(toolStep).toMatchObject({
+      status: 'completed',
+      arguments: { query: 'refunds' },
+      decision: { decision: 'approved', edited: true },
+    });
+    const toolMessage = (chatRequests().at(-1)!.body as Record<string, any>).messages.find(
+      (message: any) => message.role === 'tool',
+    );
+    expect(toolMessage.content).toContain('14 days of the return');
+    // Deciding again is a conflict.
+    const again = await call('POST', `/v1/executions/${body.execution_id}/approve`, {});
+    expect(again.statusCode).toBe(409);
+  });
+
+  it('ends the run when the call is rejected, with the reason recorded', async () => {
+    const agentId = await createAgent({
+      tools: [searchTool({ requires_approval: ['handbook'] })],
+    });
+    harness.upstream.enqueueFor('chat', {
+      kind: 'reply',
+      toolCalls: [{ id: 'call_r', name: 'handbook', arguments: '{"query":"salaries"}' }],
+    });
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Salaries?' });
+    const id = response.json<{ execution_id: string }>().execution_id;
+    const rejected = await call('POST', `/v1/executions/${id}/reject`, {
+      reason: 'not for this team',
+    });
+    expect(rejected.statusCode, rejected.body).toBe(200);
+    const detail = await execution(id);
+    expect(detail.status).toBe('failed');
+    expect(detail.error_detail).toMatchObject({
+      code: 'approval_rejected',
+      reason: 'not for this team',
+    });
+    expect(detail.steps.find((step) => step.kind === 'tool')).toMatchObject({
+      status: 'rejected',
+      decision: { decision: 'rejected', reason: 'not for this team' },
+    });
+    expect(chatRequests()).toHaveLength(1);
+  });
+
+  it('refuses at save time: a public ToolAgent, another account’s objects, duplicate names', async () => {
+    const make = (configuration: Record<string, unknown>, extra = {}) =>
+      call('POST', '/v1/agents', {
+        name: 'bad',
+        agent_type: 'ToolAgent',
+        configuration,
+        ...extra,
+      });
+    const isPublic = await make({ tools: [searchTool()] }, { is_public: true });
+    expect(isPublic.statusCode).toBe(400);
+    expect(isPublic.json<{ error: { param: string } }>().error.param).toBe('is_public');
+    const missing = await make({
+      tools: [{ type: 'agent', name: 'x', agent_id: 'agent_doesnotexist' }],
+    });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json<{ error: { param: string } }>().error.param).toBe(
+      'configuration.tools[0].agent_id',
+    );
+    const twice = await make({ tools: [searchTool(), searchTool()] });
+    expect(twice.statusCode).toBe(400);
+    expect(twice.json<{ error: { param: string } }>().error.param).toBe(
+      'configuration.tools[1].name',
+    );
+  });
+});
