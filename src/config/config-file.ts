@@ -12,6 +12,7 @@ import { featureNames } from '../modules/health/feature-catalog.js';
 import { KnowledgeFileSchema } from '../modules/knowledge/knowledge.config.js';
 import { RoutingFileSchema } from '../modules/routing/routing.config.js';
 import { TemplatesFileSchema } from '../modules/templates/templates.config.js';
+import { ToolsFileSchema } from '../modules/tools/tools.config.js';
 import { SpeechFileSchema } from '../modules/voice/voice.config.js';
 import { checkAgainst, Closed, inFile, type Problems } from './config-kit.js';
 import { databaseFileProperties } from './database-config.js';
@@ -44,6 +45,7 @@ const sections = {
   features: featuresFileSchema(featureNames),
   templates: TemplatesFileSchema,
   web: WebFileSchema,
+  tools: ToolsFileSchema,
   routing: RoutingFileSchema,
   speech: SpeechFileSchema,
   knowledge: KnowledgeFileSchema,

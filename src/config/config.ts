@@ -362,6 +362,22 @@ export interface AppConfig {
     readonly maxRedirects: number;
     readonly userAgent: string;
   };
+  /** The connections of agents' tools: MCP servers and OpenAPI-described APIs (`tools`). */
+  readonly tools: {
+    /**
+     * Hosts and address ranges (CIDR) tool connections may reach although they are loopback,
+     * private, link-local or metadata addresses (same syntax as `web.allowedPrivateTargets`).
+     */
+    readonly allowedPrivateTargets: readonly string[];
+    /** Longest one tool call may take (and listing a server's tools). */
+    readonly callTimeoutMs: number;
+    /** How long a server's tool list is reused (per account, URL and credentials). */
+    readonly listCacheTtlMs: number;
+    /** Characters of a tool's answer kept; the rest is cut with a marker. */
+    readonly maxResultChars: number;
+    /** `bearer_token_env` must start with this (a tenant cannot name DATABASE_URL). */
+    readonly secretEnvPrefix: string;
+  };
   /** The chat routes' limits (`chat` in the config file). */
   readonly chat: {
     /**

@@ -15,6 +15,7 @@ import { featureNames } from '../modules/health/feature-catalog.js';
 import { knowledgeConfig } from '../modules/knowledge/knowledge.config.js';
 import { routingConfig } from '../modules/routing/routing.config.js';
 import { templatesConfig } from '../modules/templates/templates.config.js';
+import { readToolsEnv, toolsConfig } from '../modules/tools/tools.config.js';
 import { readSpeechEnv, speechConfig } from '../modules/voice/voice.config.js';
 import { AllowListEntryError, TargetAllowList } from '../net/address-policy.js';
 import { packageRoot } from '../runtime-paths.js';
@@ -56,6 +57,7 @@ function readEnvironment(env: Env, problems: Problems) {
     models: readModelsEnv(reader),
     sessions: readSessionsEnv(reader),
     web: readWebEnv(reader),
+    tools: readToolsEnv(reader),
     speech: readSpeechEnv(reader, path.delimiter),
     chat: readChatEnv(reader),
   };
@@ -129,7 +131,12 @@ function featureSections(composition: Composition, defaultUserAgent: string) {
   const kinds = new Map(models.definitions.map((model) => [model.name, model.type]));
   const context: SectionContext = { label, problems, modelTypeOf: (name) => kinds.get(name) };
   const knowledge = knowledgeConfig(file.knowledge, context);
-  checkAllowList(file.web?.allowed_private_targets ?? [], context);
+  checkAllowList(file.web?.allowed_private_targets ?? [], 'web.allowed_private_targets', context);
+  checkAllowList(
+    file.tools?.allowed_private_targets ?? [],
+    'tools.allowed_private_targets',
+    context,
+  );
   return {
     rateLimits: rateLimitsConfig(file.rate_limits, context),
     sessions: sessionsConfig(fromEnv.sessions, file.sessions, context),
@@ -138,6 +145,7 @@ function featureSections(composition: Composition, defaultUserAgent: string) {
     models,
     templates: templatesConfig(file.templates, context),
     web: webConfig(fromEnv.web, file.web, defaultUserAgent),
+    tools: toolsConfig(file.tools),
     chat: chatConfig(fromEnv.chat, file.chat),
     knowledge,
     routing: routingConfig(file.routing, knowledge.embeddingModel, context),
@@ -148,10 +156,14 @@ function featureSections(composition: Composition, defaultUserAgent: string) {
   };
 }
 
-/** The web agent's allow-list, read as the address policy will read it. */
-function checkAllowList(entries: readonly string[], context: SectionContext): void {
+/** An allow-list (the web agent's, the tool connections'), read as the address policy will. */
+function checkAllowList(
+  entries: readonly string[],
+  setting: string,
+  context: SectionContext,
+): void {
   try {
-    TargetAllowList.parse(entries);
+    TargetAllowList.parse(entries, setting);
   } catch (error) {
     if (!(error instanceof AllowListEntryError)) throw error;
     context.problems.push(`${context.label}: ${error.message}`);

@@ -160,9 +160,11 @@ export class AllowListEntryError extends Error {
   constructor(
     readonly entry: string,
     readonly index: number,
+    /** The setting the list comes from (the web agent's, or the tool connections'). */
+    readonly setting = 'web.allowed_private_targets',
   ) {
     super(
-      `web.allowed_private_targets[${index}] '${entry}' is not a host name, *.domain, IP address or ` +
+      `${setting}[${index}] '${entry}' is not a host name, *.domain, IP address or ` +
         `CIDR range, each with an optional :port (for example intranet.example, *.corp.example, ` +
         `10.0.0.0/8, 127.0.0.1:8080, [::1]:8080).`,
     );
@@ -244,11 +246,11 @@ export class TargetAllowList {
 
   static readonly empty = new TargetAllowList([]);
 
-  /** Throws AllowListEntryError naming the first malformed entry. */
-  static parse(values: readonly string[]): TargetAllowList {
+  /** Throws AllowListEntryError naming the first malformed entry (as an item of `setting`). */
+  static parse(values: readonly string[], setting?: string): TargetAllowList {
     const entries = values.map((value, index) => {
       const entry = parseEntry(value);
-      if (entry === null) throw new AllowListEntryError(value, index);
+      if (entry === null) throw new AllowListEntryError(value, index, setting);
       return entry;
     });
     return new TargetAllowList(entries);

@@ -1,0 +1,288 @@
+// Real MCP servers for tests, from the official SDK, on node:http at 127.0.0.1: Streamable HTTP
+// (sessions), the older HTTP+SSE transport, and a low-level server whose tool list comes in pages.
+// Each records the requests it received (JSON-RPC methods, the Authorization header).
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+export interface SeenRequest {
+  httpMethod: string;
+  path: string;
+  /** JSON-RPC methods in the body (empty for a GET or a DELETE). */
+  rpc: string[];
+  authorization: string | undefined;
+  custom: string | undefined;
+}
+
+export interface TestMcpServer {
+  url: string;
+  port: number;
+  requests: SeenRequest[];
+  /** Resolves when the `slow` tool has started (reset for each call). */
+  slowStarted(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function readJson(request: http.IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(text === '' ? undefined : JSON.parse(text));
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+    request.on('error', reject);
+  });
+}
+
+function rpcMethods(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages
+    .map((message) => (message as { method?: unknown } | undefined)?.method)
+    .filter((method): method is string => typeof method === 'string');
+}
+
+/** Starts `handler` on 127.0.0.1:0; closing also drops open connections (event streams). */
+async function listen(
+  handler: (request: http.IncomingMessage, response: http.ServerResponse) => Promise<void>,
+): Promise<{ server: http.Server; port: number; close(): Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    handler(request, response).catch(() => {
+      if (!response.headersSent) response.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function slowSignal() {
+  let started!: () => void;
+  let promise = new Promise<void>((resolve) => (started = resolve));
+  return {
+    started: () => started(),
+    wait: () => promise,
+    reset: () => {
+      promise = new Promise<void>((resolve) => (started = resolve));
+    },
+  };
+}
+
+/** The tools every test server offers. */
+function buildServer(slow: ReturnType<typeof slowSignal>): McpServer {
+  const server = new McpServer({ name: 'test-tools', version: '1.0.0' });
+  server.registerTool(
+    'echo',
+    {
+      description: 'Repeats a text.',
+      inputSchema: { text: z.string(), times: z.number().int().optional() },
+    },
+    ({ text, times }) => ({
+      content: [{ type: 'text', text: Array.from({ length: times ?? 1 }, () => text).join(' ') }],
+    }),
+  );
+  server.registerTool(
+    'add',
+    { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } },
+    ({ a, b }) => ({ content: [], structuredContent: { sum: a + b } }),
+  );
+  server.registerTool('picture', { description: 'A picture.' }, () => ({
+    content: [
+      { type: 'text', text: 'Here it is:' },
+      { type: 'image', data: Buffer.from('png').toString('base64'), mimeType: 'image/png' },
+    ],
+  }));
+  server.registerTool('fail', { description: 'Reports an error.' }, () => ({
+    content: [{ type: 'text', text: 'the widget is broken' }],
+    isError: true,
+  }));
+  server.registerTool('explode', { description: 'Throws.' }, () => {
+    throw new Error('kaboom');
+  });
+  server.registerTool('big', { description: 'A long answer.' }, () => ({
+    content: [{ type: 'text', text: 'x'.repeat(5000) }],
+  }));
+  server.registerTool('slow', { description: 'Answers when cancelled.' }, async (extra) => {
+    slow.started();
+    await new Promise<void>((resolve) => {
+      if (extra.signal.aborted) resolve();
+      extra.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    return { content: [{ type: 'text', text: 'late' }] };
+  });
+  return server;
+}
+
+function seen(request: http.IncomingMessage, body: unknown): SeenRequest {
+  return {
+    httpMethod: request.method ?? '',
+    path: request.url ?? '',
+    rpc: rpcMethods(body),
+    authorization: request.headers.authorization,
+    custom: request.headers['x-custom'] as string | undefined,
+  };
+}
+
+/** A Streamable HTTP MCP server at `/mcp`, one session per client. */
+export async function startStreamableServer(): Promise<TestMcpServer> {
+  const requests: SeenRequest[] = [];
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const slow = slowSignal();
+  const running = await listen(async (request, response) => {
+    const body = request.method === 'POST' ? await readJson(request) : undefined;
+    requests.push(seen(request, body));
+    const sessionId = request.headers['mcp-session-id'];
+    let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
+    if (transport === undefined) {
+      if (request.method !== 'POST' || !isInitializeRequest(body)) {
+        response.writeHead(404).end();
+        return;
+      }
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void transports.set(id, created),
+      });
+      created.onclose = () => {
+        if (created.sessionId !== undefined) transports.delete(created.sessionId);
+      };
+      await buildServer(slow).connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(request, response, body);
+  });
+  return {
+    url: `http://127.0.0.1:${running.port}/mcp`,
+    port: running.port,
+    requests,
+    slowStarted: async () => {
+      await slow.wait();
+      slow.reset();
+    },
+    close: () => running.close(),
+  };
+}
+
+/** An MCP server over the older HTTP+SSE transport: GET /sse, POST /messages. */
+export async function startSseServer(): Promise<TestMcpServer> {
+  const requests: SeenRequest[] = [];
+  const transports = new Map<string, SSEServerTransport>();
+  const slow = slowSignal();
+  const running = await listen(async (request, response) => {
+    const body = request.method === 'POST' ? await readJson(request) : undefined;
+    requests.push(seen(request, body));
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (request.method === 'GET' && url.pathname === '/sse') {
+      const transport = new SSEServerTransport('/messages', response);
+      transports.set(transport.sessionId, transport);
+      transport.onclose = () => transports.delete(transport.sessionId);
+      await buildServer(slow).connect(transport);
+      return;
+    }
+    const transport = transports.get(url.searchParams.get('sessionId') ?? '');
+    if (request.method === 'POST' && url.pathname === '/messages' && transport !== undefined) {
+      await transport.handlePostMessage(request, response, body);
+      return;
+    }
+    response.writeHead(404).end();
+  });
+  return {
+    url: `http://127.0.0.1:${running.port}/sse`,
+    port: running.port,
+    requests,
+    slowStarted: async () => {
+      await slow.wait();
+      slow.reset();
+    },
+    close: () => running.close(),
+  };
+}
+
+/** A low-level server (stateless) whose `count` tools come `pageSize` per page of tools/list. */
+export async function startPagedServer(count: number, pageSize: number): Promise<TestMcpServer> {
+  const requests: SeenRequest[] = [];
+  const running = await listen(async (request, response) => {
+    const body = request.method === 'POST' ? await readJson(request) : undefined;
+    requests.push(seen(request, body));
+    if (request.method !== 'POST') {
+      response.writeHead(405).end();
+      return;
+    }
+    const server = new Server({ name: 'paged', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, (list) => {
+      const start = Number(list.params?.cursor ?? '0');
+      const end = Math.min(count, start + pageSize);
+      return {
+        tools: Array.from({ length: end - start }, (_, index) => ({
+          name: `tool_${start + index}`,
+          inputSchema: { type: 'object' as const },
+        })),
+        ...(end < count ? { nextCursor: String(end) } : {}),
+      };
+    });
+    server.setRequestHandler(CallToolRequestSchema, (call) => ({
+      content: [{ type: 'text', text: `called ${call.params.name}` }],
+    }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await server.connect(transport);
+    response.on('close', () => void transport.close());
+    await transport.handleRequest(request, response, body);
+  });
+  return {
+    url: `http://127.0.0.1:${running.port}/mcp`,
+    port: running.port,
+    requests,
+    slowStarted: () => Promise.reject(new Error('no slow tool')),
+    close: () => running.close(),
+  };
+}
+
+/** Any server on 127.0.0.1 answering with `handler` (redirects, plain HTTP APIs). */
+export async function startHttpServer(
+  handler: (request: http.IncomingMessage, body: string, response: http.ServerResponse) => void,
+): Promise<{
+  port: number;
+  requests: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[];
+  close(): Promise<void>;
+}> {
+  const requests: {
+    method: string;
+    url: string;
+    headers: http.IncomingHttpHeaders;
+    body: string;
+  }[] = [];
+  const running = await listen(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    requests.push({
+      method: request.method ?? '',
+      url: request.url ?? '',
+      headers: request.headers,
+      body,
+    });
+    handler(request, body, response);
+  });
+  return { port: running.port, requests, close: () => running.close() };
+}
