@@ -9,6 +9,7 @@ import {
   type PipelineTools,
 } from './modules/agents/module.js';
 import { AppError, NotFoundError } from './errors/app-error.js';
+import { createToolSources } from './modules/tools/module.js';
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
 import { createCompletionsModule } from './modules/completions/module.js';
 import { createMessagesModule } from './modules/messages/module.js';
@@ -184,6 +185,9 @@ async function runModules(
   accounts: AccountsModule,
 ): Promise<{ pipelines: PipelinesModule; agents: AgentsModule }> {
   const { config, closers, storage, redis, overrides, logger, now } = wiring;
+  // MCP servers' and OpenAPI APIs' tools: one connection pool and tool-list cache per process.
+  const toolSources = createToolSources(config);
+  closers.add('tool sources', () => toolSources.close());
   // Agents record their runs in the pipelines module's executions: the agents module is made
   // there, once they exist (and before the module's queue takes its first run).
   let agents!: AgentsModule;
@@ -210,6 +214,7 @@ async function runModules(
             usage: { pipelinesUsing: (agentId) => pipelines.pipelines.usingAgent(agentId) },
             executions,
             pipelines: pipelineTools(() => pipelines),
+            toolSources,
             onPaused: (executionId, accountId) =>
               pipelines.approvals
                 .paused(executionId, accountId)

@@ -377,6 +377,8 @@ export interface AppConfig {
     readonly maxResultChars: number;
     /** `bearer_token_env` must start with this (a tenant cannot name DATABASE_URL). */
     readonly secretEnvPrefix: string;
+    /** How long a ToolAgent's call waits for a person's approval before its run fails. */
+    readonly approvalTimeoutMs: number;
   };
   /** The chat routes' limits (`chat` in the config file). */
   readonly chat: {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
 import { bearer } from '../support/test-app.js';
+import { startStreamableServer, type TestMcpServer } from '../support/mcp-test-servers.js';
 
 interface Step {
   id: string;
@@ -339,6 +340,140 @@ describe.each(allDialects)('ToolAgent on $name', (dialect) => {
     expect(twice.statusCode).toBe(400);
     expect(twice.json<{ error: { param: string } }>().error.param).toBe(
       'configuration.tools[1].name',
+    );
+  });
+});
+
+describe.each(allDialects)('ToolAgent with an MCP server on $name', (dialect) => {
+  let harness: ChatHarness;
+  let mcp: TestMcpServer;
+
+  const call = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+    harness.app.inject({
+      method,
+      url,
+      headers: bearer(harness.adminKey),
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+
+  beforeAll(async () => {
+    mcp = await startStreamableServer();
+    // The operator allows loopback for tools (the MCP server runs on 127.0.0.1), and approvals
+    // time out quickly.
+    harness = await startChatHarness({
+      dialect,
+      overrides: { tools: { allowed_private_targets: ['127.0.0.1'], approval_timeout_ms: 1000 } },
+    });
+  });
+  afterAll(async () => {
+    await harness.close();
+    await mcp.close();
+  });
+  beforeEach(() => {
+    harness.upstream.reset();
+  });
+
+  const createAgent = async (tools: unknown[]) => {
+    const response = await call('POST', '/v1/agents', {
+      name: 'mcp user',
+      agent_type: 'ToolAgent',
+      configuration: { tools },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    return response.json<{ id: string }>().id;
+  };
+
+  it('calls an MCP server’s tool with the model’s arguments and answers from its result', async () => {
+    const agentId = await createAgent([{ type: 'mcp', name: 'calc', url: mcp.url }]);
+    harness.upstream.enqueueFor(
+      'chat',
+      { kind: 'reply', toolCalls: [{ id: 'm1', name: 'calc__add', arguments: '{"a":2,"b":40}' }] },
+      { kind: 'reply', content: 'It is 42.' },
+    );
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: '2 + 40?' });
+    const body = response.json<{ success: boolean; execution_id: string }>();
+    expect(body.success, response.body).toBe(true);
+    const requests = harness.upstream.requests.filter((request) => request.endpoint === 'chat');
+    const offered = (requests[0]!.body as { tools: Array<{ function: { name: string } }> }).tools;
+    expect(offered.map((tool) => tool.function.name)).toContain('calc__add');
+    const messages = (requests[1]!.body as { messages: Array<{ role: string; content: string }> })
+      .messages;
+    expect(messages.find((message) => message.role === 'tool')?.content).toContain('42');
+    expect(mcp.requests.some((request) => request.rpc.includes('tools/call'))).toBe(true);
+  });
+
+  it('feeds a failing MCP tool back as an error', async () => {
+    const agentId = await createAgent([{ type: 'mcp', name: 'calc', url: mcp.url }]);
+    harness.upstream.enqueueFor(
+      'chat',
+      { kind: 'reply', toolCalls: [{ id: 'f1', name: 'calc__fail', arguments: '{}' }] },
+      { kind: 'reply', content: 'The widget is broken.' },
+    );
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Try it' });
+    const { execution_id: id } = response.json<{ execution_id: string }>();
+    const detail = (await call('GET', `/v1/executions/${id}`)).json<{
+      execution: ExecutionJson;
+    }>().execution;
+    expect(detail.steps.find((step) => step.kind === 'tool')).toMatchObject({
+      status: 'failed',
+      output: { ok: false },
+    });
+  });
+
+  it('ends a run whose approval never comes, after the configured timeout', async () => {
+    const agentId = await createAgent([
+      { type: 'mcp', name: 'calc', url: mcp.url, requires_approval: true },
+    ]);
+    harness.upstream.enqueueFor('chat', {
+      kind: 'reply',
+      toolCalls: [{ id: 't1', name: 'calc__add', arguments: '{"a":1,"b":1}' }],
+    });
+    const callsBefore = mcp.requests.filter((request) => request.rpc.includes('tools/call')).length;
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: '1 + 1?' });
+    const body = response.json<{ status: string; execution_id: string }>();
+    expect(body.status, response.body).toBe('waiting_for_approval');
+    // The events end when the run does: no decision is sent.
+    const events = await call('GET', `/v1/executions/${body.execution_id}/events`);
+    expect(events.body).toContain('"approval_timeout"');
+    const detail = (await call('GET', `/v1/executions/${body.execution_id}`)).json<{
+      execution: ExecutionJson;
+    }>().execution;
+    expect(detail.status).toBe('failed');
+    expect(detail.error_detail?.code).toBe('approval_timeout');
+    expect(mcp.requests.filter((request) => request.rpc.includes('tools/call'))).toHaveLength(
+      callsBefore,
+    );
+  });
+});
+
+describe('ToolAgent tool addresses without the operator’s allow-list', () => {
+  let harness: ChatHarness;
+  beforeAll(async () => {
+    harness = await startChatHarness({ dialect: allDialects[0]! });
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  it.each([
+    ['loopback', 'http://127.0.0.1:8080/mcp'],
+    ['a metadata address', 'http://169.254.169.254/latest/meta-data'],
+    ['a private address', 'http://10.1.2.3/mcp'],
+    ['localhost', 'http://localhost:3000/mcp'],
+  ])('refuses an MCP server at %s when the agent is saved', async (_what, url) => {
+    const response = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/agents',
+      headers: bearer(harness.adminKey),
+      payload: {
+        name: 'ssrf',
+        agent_type: 'ToolAgent',
+        configuration: { tools: [{ type: 'mcp', name: 'inside', url }] },
+      },
+    });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.json<{ error: { param: string } }>().error.param).toBe(
+      'configuration.tools[0].url',
     );
   });
 });

@@ -23,7 +23,8 @@ import { createWebAgent } from './types/web-agent.js';
 import { createToolAgent } from './types/tool-agent.js';
 import { agentToolOpener } from './tools/agent-tools.js';
 import { toolChecks } from './tools/tool-checks.js';
-import { unavailableExternalTools, type ExternalTools } from './tools/external-tools.js';
+import { externalTools } from './tools/external-tools.js';
+import type { ToolSources } from '../tools/module.js';
 import type { BuiltinDependencies } from './tools/builtin-tools.js';
 import { AppError, NotFoundError } from '../../errors/app-error.js';
 import { requireSchema } from '../../validation/schema-validator.js';
@@ -42,10 +43,8 @@ export interface AgentsModuleDependencies {
   readonly executions: ExecutionService;
   /** Pipelines a ToolAgent may run as tools (bound once the pipelines module exists). */
   readonly pipelines: PipelineTools;
-  /** Tools of MCP servers and OpenAPI documents (unavailable when not given). */
-  readonly externalTools?: ExternalTools | undefined;
-  /** How long a tool call waits for approval before its run fails. */
-  readonly approvalTimeoutMs?: number | undefined;
+  /** Tools of MCP servers and OpenAPI documents (the tools module's; closed by its owner). */
+  readonly toolSources: ToolSources;
   /** Told when an agent execution pauses for approval. */
   readonly onPaused?: ((executionId: string, accountId: string) => void) | undefined;
   readonly logger: Logger;
@@ -98,7 +97,7 @@ function knowledgeSearcher(knowledge: AgentsModuleDependencies['knowledge']): Kn
 export function createAgentsModule(dependencies: AgentsModuleDependencies): AgentsModule {
   const { config, db, models, text, knowledge, logger, now } = dependencies;
   const webAgent = createWebAgent(config.web, config.secrets, text);
-  const external = dependencies.externalTools ?? unavailableExternalTools;
+  const external = externalTools(dependencies.toolSources);
   // The built-ins reach the executor and service, made below (called only at run time).
   let executor!: AgentExecutor;
   let service!: AgentService;
@@ -182,9 +181,7 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     logger,
     now,
     text: text.agentTextWork,
-    ...(dependencies.approvalTimeoutMs === undefined
-      ? {}
-      : { approvalTimeoutMs: dependencies.approvalTimeoutMs }),
+    approvalTimeoutMs: config.tools.approvalTimeoutMs,
     ...(dependencies.onPaused === undefined ? {} : { onPaused: dependencies.onPaused }),
   });
   return {

@@ -86,10 +86,13 @@ export const McpToolSourceSchema = Type.Object(
       maxLength: 2048,
       description: 'The MCP server’s endpoint (http or https).',
     }),
-    transport: Type.Union([Type.Literal('streamable_http'), Type.Literal('sse')], {
-      default: 'streamable_http',
-      description: 'streamable_http (current MCP), or sse (the older HTTP+SSE transport).',
-    }),
+    // Optional rather than defaulted: defaults are not filled inside the union of entry types.
+    transport: Type.Optional(
+      Type.Union([Type.Literal('streamable_http'), Type.Literal('sse')], {
+        description:
+          'streamable_http (current MCP; the default), or sse (the older HTTP+SSE transport).',
+      }),
+    ),
     headers: Type.Optional(HeadersSchema),
     bearer_token_env: Type.Optional(BearerTokenEnvSchema),
     bearer_token: Type.Optional(BearerTokenSchema),
@@ -97,7 +100,7 @@ export const McpToolSourceSchema = Type.Object(
     allowed_tools: Type.Optional(
       ToolNameListSchema('The server’s tools the agent may use (default: all).'),
     ),
-    requires_approval: RequiresApprovalSchema,
+    requires_approval: Type.Optional(RequiresApprovalSchema),
   },
   { additionalProperties: false },
 );
@@ -132,7 +135,7 @@ export const OpenApiToolSourceSchema = Type.Object(
     bearer_token_env: Type.Optional(BearerTokenEnvSchema),
     bearer_token: Type.Optional(BearerTokenSchema),
     bearer_token_set: Type.Optional(BearerTokenSetSchema),
-    requires_approval: RequiresApprovalSchema,
+    requires_approval: Type.Optional(RequiresApprovalSchema),
   },
   { additionalProperties: false },
 );

@@ -13,6 +13,7 @@ export const ToolsFileSchema = Closed({
   call_timeout_ms: OptionalInteger(100, 600_000),
   list_cache_ttl_ms: OptionalInteger(0, 86_400_000),
   max_result_chars: OptionalInteger(100, 1_000_000),
+  approval_timeout_ms: OptionalInteger(1000, 30 * 86_400_000),
   secret_env_prefix: Type.Optional(
     Type.String({
       pattern: '^[A-Za-z_][A-Za-z0-9_]{1,63}$',
@@ -53,5 +54,7 @@ export function toolsConfig(file: ToolsFile = {}) {
     listCacheTtlMs: file.list_cache_ttl_ms ?? 300_000,
     maxResultChars: file.max_result_chars ?? 20_000,
     secretEnvPrefix: file.secret_env_prefix ?? 'TOOL_SECRET_',
+    /** How long a ToolAgent's call waits for a person's approval before its run fails. */
+    approvalTimeoutMs: file.approval_timeout_ms ?? 86_400_000,
   };
 }

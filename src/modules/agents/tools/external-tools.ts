@@ -1,20 +1,15 @@
 // The tool sources outside the platform (MCP servers, OpenAPI documents), as a ToolAgent sees
-// them: their entries' schemas, their save-time checks and their tools for one run.
-// (Placeholder until the tool sources land: entries are accepted by shape only.)
-import Type, { type TSchema } from 'typebox';
-import type { ToolBox } from '../../tools/tool.js';
-import { InvalidParameterError } from '../../../errors/app-error.js';
+// them: their entries' schemas, their save-time checks and their tools for one run — the tools
+// module's ToolSources.
+import type { TSchema } from 'typebox';
+import {
+  McpToolSourceSchema,
+  OpenApiToolSourceSchema,
+  type OpenedToolSources,
+  type ToolSources,
+} from '../../tools/module.js';
 
-export const externalToolEntrySchemas: TSchema[] = [
-  Type.Object(
-    {
-      type: Type.Literal('mcp'),
-      name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,40}$' }),
-      url: Type.String({ maxLength: 2000 }),
-    },
-    { additionalProperties: true },
-  ),
-];
+export const externalToolEntrySchemas: TSchema[] = [McpToolSourceSchema, OpenApiToolSourceSchema];
 
 export interface ExternalTools {
   /**
@@ -32,23 +27,17 @@ export interface ExternalTools {
     accountId: string,
     entries: readonly Record<string, unknown>[],
     signal: AbortSignal,
-  ): Promise<ToolBox>;
+  ): Promise<OpenedToolSources>;
 }
 
-/** Without the tool sources: MCP and OpenAPI entries are refused at save time, saying why. */
-export const unavailableExternalTools: ExternalTools = {
-  prepareForSave(_accountId, entries) {
-    const at = entries.findIndex((entry) => entry.type === 'mcp' || entry.type === 'openapi');
-    if (at >= 0) {
-      return Promise.reject(
-        new InvalidParameterError(
-          `configuration.tools[${at}].type`,
-          'MCP and OpenAPI tools are not available in this build.',
-        ),
-      );
-    }
-    return Promise.resolve(entries);
-  },
-  shown: (entries) => entries,
-  open: () => Promise.reject(new Error('MCP and OpenAPI tools are not available in this build')),
-};
+type Entries = Array<Record<string, unknown>>;
+
+/** The tools module's sources, in the agents' terms. */
+export function externalTools(sources: ToolSources): ExternalTools {
+  return {
+    prepareForSave: async (accountId, entries, previous) =>
+      (await sources.prepareForSave(accountId, entries, previous ?? [])) as Entries,
+    shown: (entries) => sources.shown(entries) as Entries,
+    open: (accountId, entries, signal) => sources.open(accountId, entries, signal),
+  };
+}

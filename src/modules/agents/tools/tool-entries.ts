@@ -4,23 +4,13 @@
 import Type, { type TSchema } from 'typebox';
 import { ObjectIdSchema } from '../../../http/schemas/common.js';
 import { externalToolEntrySchemas } from './external-tools.js';
+import { RequiresApprovalSchema, ToolEntryNameSchema } from '../../tools/module.js';
 
 /** An entry's name: the tool's name as the model sees it (or its prefix, for a server's tools). */
-export const ToolEntryName = Type.String({
-  pattern: '^[a-zA-Z0-9_-]{1,40}$',
-  description: 'Unique among the agent’s tools; letters, digits, `_` and `-`, at most 40.',
-});
+export const ToolEntryName = ToolEntryNameSchema;
 
 /** `requires_approval`: every call of the entry's tools, or the named ones, wait for a person. */
-export const RequiresApproval = Type.Optional(
-  Type.Union(
-    [Type.Boolean(), Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })],
-    {
-      description:
-        'true: each call waits for a person’s approval (POST /v1/executions/{id}/approve); or the names of the tools that do.',
-    },
-  ),
-);
+export const RequiresApproval = Type.Optional(RequiresApprovalSchema);
 
 const description = Type.Optional(
   Type.String({ maxLength: 1000, description: 'What the tool is for, as the model reads it.' }),
