@@ -321,7 +321,6 @@ describe('stored tokens', () => {
         type: 'mcp',
         name: 'sealed',
         url: server.url,
-        transport: 'streamable_http',
         requires_approval: false,
         bearer_token_set: true,
       },
@@ -825,6 +824,7 @@ describe('the tools configuration', () => {
       listCacheTtlMs: 300_000,
       maxResultChars: 20_000,
       secretEnvPrefix: 'TOOL_SECRET_',
+      approvalTimeoutMs: 86_400_000,
     });
     const configured = loadConfig({
       env: {},
