@@ -1,0 +1,169 @@
+// Human approval across a dead instance, with the service run as users run it (child processes):
+// a ToolAgent's run pauses for approval of an MCP tool call, the instance is killed (SIGKILL),
+// another instance starts on the same database, the approval is given there, and the run
+// completes with the approved (edited) arguments — the call made once, by the new instance, and
+// the model turn taken before the kill not taken again. On SQLite (the embedded default, the new
+// instance on the same file) and on PostgreSQL with Redis (BullMQ carries the run).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
+import { allDialects, redisTestUrl, type DialectUnderTest } from './support/dialects.js';
+import { startFakeUpstream, type FakeUpstream } from './support/fake-upstream.js';
+import { startStreamableServer, type TestMcpServer } from './support/mcp-test-servers.js';
+import { startService, type RunningService } from './support/process.js';
+import { redisReachable } from './support/redis.js';
+
+const withRedis = await redisReachable('approval-restart');
+const upstreamKey = 'sk-approval-restart-upstream';
+
+function configFile(directory: string, upstream: FakeUpstream): string {
+  const file = path.join(directory, 'platform.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      default_model: 'tool-chat',
+      models: [
+        {
+          name: 'tool-chat',
+          provider: 'openai-compatible',
+          base_url: upstream.baseUrl,
+          api_key_env: 'RESTART_UPSTREAM_KEY',
+          model: 'gpt-4o-mini',
+          max_tokens: 64,
+          max_retries: 0,
+        },
+      ],
+      // The MCP server runs on this machine's loopback: the operator allows it for tools.
+      tools: { allowed_private_targets: ['127.0.0.1'] },
+    }),
+  );
+  return file;
+}
+
+const setups = allDialects.map((dialect) => ({
+  dialect,
+  redis: dialect.name === 'postgres',
+}));
+
+describe.each(setups)('approval after a kill on $dialect.name', ({ dialect, redis }) => {
+  const skip = redis && !withRedis;
+  const directory = mkdtempSync(path.join(tmpdir(), 'platform-approval-'));
+  const adminKey = generateApiKey();
+  let upstream: FakeUpstream;
+  let mcp: TestMcpServer;
+  let database: Awaited<ReturnType<DialectUnderTest['create']>>;
+  let env: Record<string, string>;
+  const instances: RunningService[] = [];
+
+  async function call(instance: RunningService, method: string, url: string, body?: unknown) {
+    const response = await fetch(`http://127.0.0.1:${instance.port}${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${adminKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, json: (await response.json()) as Record<string, any> };
+  }
+
+  beforeAll(async () => {
+    if (skip) return;
+    database = await dialect.create();
+    upstream = await startFakeUpstream({ requireApiKey: upstreamKey });
+    mcp = await startStreamableServer();
+    env = {
+      DATABASE_URL: database.url,
+      PLATFORM_ADMIN_KEY: adminKey,
+      RESTART_UPSTREAM_KEY: upstreamKey,
+      PLATFORM_CONFIG: configFile(directory, upstream),
+      MODELS_DIR: path.join(directory, 'models'),
+      MODEL_AUTO_PULL: 'false',
+      ...(redis
+        ? {
+            REDIS_URL: redisTestUrl,
+            REDIS_KEY_PREFIX: `test-approval-${randomBytes(6).toString('hex')}`,
+          }
+        : {}),
+    };
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));
+    await upstream?.close();
+    await mcp?.close();
+    await database?.drop();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it.skipIf(skip)(
+    'completes on a new instance, with the approved arguments, a run paused before a kill',
+    { timeout: 90_000 },
+    async () => {
+      const first = await startService(env);
+      instances.push(first);
+      const agent = await call(first, 'POST', '/v1/agents', {
+        name: 'careful',
+        agent_type: 'ToolAgent',
+        configuration: {
+          tools: [{ type: 'mcp', name: 'box', url: mcp.url, requires_approval: ['echo'] }],
+        },
+      });
+      expect(agent.status, JSON.stringify(agent.json)).toBe(201);
+      upstream.enqueueFor(
+        'chat',
+        {
+          kind: 'reply',
+          toolCalls: [{ id: 'call_e', name: 'box__echo', arguments: '{"text":"draft"}' }],
+        },
+        { kind: 'reply', content: 'Echoed.' },
+      );
+      const run = await call(first, 'POST', `/v1/agents/${agent.json.id as string}/execute`, {
+        query: 'Echo something',
+      });
+      expect(run.json.status, JSON.stringify(run.json)).toBe('waiting_for_approval');
+      const id = run.json.execution_id as string;
+      const callsBefore = mcp.requests.filter((request) => request.rpc.includes('tools/call'));
+      expect(callsBefore).toHaveLength(0);
+
+      await first.stop('SIGKILL');
+      const second = await startService(env);
+      instances.push(second);
+      const paused = await call(second, 'GET', `/v1/executions/${id}`);
+      expect(paused.json.execution.status).toBe('waiting_for_approval');
+      expect(paused.json.execution.pending_approvals[0]).toMatchObject({
+        name: 'box__echo',
+        arguments: { text: 'draft' },
+      });
+
+      const approved = await call(second, 'POST', `/v1/executions/${id}/approve`, {
+        arguments: { text: 'approved text' },
+      });
+      expect(approved.status, JSON.stringify(approved.json)).toBe(200);
+      // Followed to its end on the new instance.
+      const events = await fetch(`http://127.0.0.1:${second.port}/v1/executions/${id}/events`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      const text = await events.text();
+      expect(text).toContain('"type":"execution-end"');
+      const done = await call(second, 'GET', `/v1/executions/${id}`);
+      expect(done.json.execution.status, JSON.stringify(done.json)).toBe('completed');
+      expect(done.json.execution.output).toMatchObject({ answer: 'Echoed.' });
+      const toolStep = (done.json.execution.steps as Array<Record<string, any>>).find(
+        (step) => step.kind === 'tool',
+      );
+      expect(toolStep).toMatchObject({
+        status: 'completed',
+        arguments: { text: 'approved text' },
+        decision: { decision: 'approved', edited: true },
+      });
+      expect(toolStep!.output.content).toContain('approved text');
+      // One tool call, made after the approval; two model turns in all (none repeated).
+      expect(mcp.requests.filter((request) => request.rpc.includes('tools/call'))).toHaveLength(1);
+      expect(upstream.requests.filter((request) => request.endpoint === 'chat')).toHaveLength(2);
+    },
+  );
+});
