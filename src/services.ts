@@ -215,12 +215,13 @@ async function runModules(
             executions,
             pipelines: pipelineTools(() => pipelines),
             toolSources,
-            onPaused: (executionId, accountId) =>
+            onPaused: (executionId, accountId) => {
               pipelines.approvals
                 .paused(executionId, accountId)
                 .catch((error: unknown) =>
                   logger.warn({ err: error }, 'watching an approval deadline'),
-                ),
+                );
+            },
             logger,
             now,
           }),

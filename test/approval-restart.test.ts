@@ -16,6 +16,28 @@ import { startStreamableServer, type TestMcpServer } from './support/mcp-test-se
 import { startService, type RunningService } from './support/process.js';
 import { redisReachable } from './support/redis.js';
 
+interface StepJson {
+  kind: string;
+  name: string;
+  status: string;
+  arguments: Record<string, unknown> | null;
+  output: { content?: string } | null;
+  decision: { decision: string; edited: boolean } | null;
+}
+
+/** The answers this test reads (other fields are left out). */
+interface Answer {
+  id?: string;
+  status?: string;
+  execution_id?: string;
+  execution: {
+    status: string;
+    output: Record<string, unknown> | null;
+    steps: StepJson[];
+    pending_approvals: StepJson[];
+  };
+}
+
 const withRedis = await redisReachable('approval-restart');
 const upstreamKey = 'sk-approval-restart-upstream';
 
@@ -67,7 +89,7 @@ describe.each(setups)('approval after a kill on $dialect.name', ({ dialect, redi
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: response.status, json: (await response.json()) as Record<string, any> };
+    return { status: response.status, json: (await response.json()) as Answer };
   }
 
   beforeAll(async () => {
@@ -121,11 +143,11 @@ describe.each(setups)('approval after a kill on $dialect.name', ({ dialect, redi
         },
         { kind: 'reply', content: 'Echoed.' },
       );
-      const run = await call(first, 'POST', `/v1/agents/${agent.json.id as string}/execute`, {
+      const run = await call(first, 'POST', `/v1/agents/${agent.json.id ?? ''}/execute`, {
         query: 'Echo something',
       });
       expect(run.json.status, JSON.stringify(run.json)).toBe('waiting_for_approval');
-      const id = run.json.execution_id as string;
+      const id = run.json.execution_id ?? '';
       const callsBefore = mcp.requests.filter((request) => request.rpc.includes('tools/call'));
       expect(callsBefore).toHaveLength(0);
 
@@ -152,15 +174,13 @@ describe.each(setups)('approval after a kill on $dialect.name', ({ dialect, redi
       const done = await call(second, 'GET', `/v1/executions/${id}`);
       expect(done.json.execution.status, JSON.stringify(done.json)).toBe('completed');
       expect(done.json.execution.output).toMatchObject({ answer: 'Echoed.' });
-      const toolStep = (done.json.execution.steps as Array<Record<string, any>>).find(
-        (step) => step.kind === 'tool',
-      );
+      const toolStep = done.json.execution.steps.find((step) => step.kind === 'tool');
       expect(toolStep).toMatchObject({
         status: 'completed',
         arguments: { text: 'approved text' },
         decision: { decision: 'approved', edited: true },
       });
-      expect(toolStep!.output.content).toContain('approved text');
+      expect(toolStep?.output?.content).toContain('approved text');
       // One tool call, made after the approval; two model turns in all (none repeated).
       expect(mcp.requests.filter((request) => request.rpc.includes('tools/call'))).toHaveLength(1);
       expect(upstream.requests.filter((request) => request.endpoint === 'chat')).toHaveLength(2);

@@ -5,7 +5,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
 import { bearer } from '../support/test-app.js';
-import { startStreamableServer, type TestMcpServer } from '../support/mcp-test-servers.js';
+import {
+  startHttpServer,
+  startStreamableServer,
+  type TestMcpServer,
+} from '../support/mcp-test-servers.js';
 
 interface Step {
   id: string;
@@ -17,6 +21,12 @@ interface Step {
   status: string;
   decision: { decision: string; reason: string | null; edited: boolean } | null;
   duration_ms: number | null;
+}
+
+/** What the fake upstream received: an OpenAI chat request. */
+interface ChatBody {
+  tools: Array<{ function: { name: string } }>;
+  messages: Array<{ role: string; content: string; tool_call_id?: string }>;
 }
 
 interface ExecutionJson {
@@ -133,11 +143,11 @@ describe.each(allDialects)('ToolAgent on $name', (dialect) => {
       tool_calls: 1,
     });
     // The model was offered the tool, then given its result as a tool message.
-    const [first, second] = chatRequests().map((request) => request.body as Record<string, any>);
-    expect(first!.tools.map((tool: any) => tool.function.name)).toEqual(['handbook']);
-    const toolMessage = second!.messages.find((message: any) => message.role === 'tool');
-    expect(toolMessage.tool_call_id).toBe('call_1');
-    expect(toolMessage.content).toContain('14 days of the return');
+    const [first, second] = chatRequests().map((request) => request.body as ChatBody);
+    expect(first!.tools.map((tool) => tool.function.name)).toEqual(['handbook']);
+    const toolMessage = second!.messages.find((message) => message.role === 'tool');
+    expect(toolMessage?.tool_call_id).toBe('call_1');
+    expect(toolMessage?.content).toContain('14 days of the return');
     // Every step is recorded, in order, with its arguments and result.
     const detail = await execution(body.execution_id);
     expect(detail.steps.map((step) => [step.kind, step.status])).toEqual([
@@ -177,10 +187,10 @@ describe.each(allDialects)('ToolAgent on $name', (dialect) => {
     const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Go' });
     const body = response.json<{ success: boolean; execution_id: string }>();
     expect(body.success, response.body).toBe(true);
-    const last = chatRequests().at(-1)!.body as Record<string, any>;
-    const toolMessages = last.messages.filter((message: any) => message.role === 'tool');
-    expect(toolMessages.map((message: any) => message.tool_call_id)).toEqual(['call_a', 'call_b']);
-    expect(toolMessages[1].content).toContain('Money comes back home');
+    const last = chatRequests().at(-1)!.body as ChatBody;
+    const toolMessages = last.messages.filter((message) => message.role === 'tool');
+    expect(toolMessages.map((message) => message.tool_call_id)).toEqual(['call_a', 'call_b']);
+    expect(toolMessages[1]?.content).toContain('Money comes back home');
     const detail = await execution(body.execution_id);
     expect(
       detail.steps
@@ -238,10 +248,10 @@ describe.each(allDialects)('ToolAgent on $name', (dialect) => {
     );
     const response = await call('POST', `/v1/agents/${agentId}/execute`, { query: 'Try' });
     expect(response.json<{ success: boolean }>().success, response.body).toBe(true);
-    const last = chatRequests().at(-1)!.body as Record<string, any>;
+    const last = chatRequests().at(-1)!.body as ChatBody;
     const contents = last.messages
-      .filter((message: any) => message.role === 'tool')
-      .map((message: any) => message.content);
+      .filter((message) => message.role === 'tool')
+      .map((message) => message.content);
     expect(contents[0]).toContain("no tool named 'nope'");
     expect(contents[1]).toContain('not valid JSON');
   });
@@ -282,10 +292,10 @@ describe.each(allDialects)('ToolAgent on $name', (dialect) => {
       arguments: { query: 'refunds' },
       decision: { decision: 'approved', edited: true },
     });
-    const toolMessage = (chatRequests().at(-1)!.body as Record<string, any>).messages.find(
-      (message: any) => message.role === 'tool',
+    const toolMessage = (chatRequests().at(-1)!.body as ChatBody).messages.find(
+      (message) => message.role === 'tool',
     );
-    expect(toolMessage.content).toContain('14 days of the return');
+    expect(toolMessage?.content).toContain('14 days of the return');
     // Deciding again is a conflict.
     const again = await call('POST', `/v1/executions/${body.execution_id}/approve`, {});
     expect(again.statusCode).toBe(409);
@@ -400,6 +410,58 @@ describe.each(allDialects)('ToolAgent with an MCP server on $name', (dialect) =>
       .messages;
     expect(messages.find((message) => message.role === 'tool')?.content).toContain('42');
     expect(mcp.requests.some((request) => request.rpc.includes('tools/call'))).toBe(true);
+  });
+
+  it('calls an operation of an OpenAPI-described HTTP API as a tool', async () => {
+    const api = await startHttpServer((request, _body, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ parcel: request.url, status: 'left the warehouse' }));
+    });
+    try {
+      const document = {
+        openapi: '3.1.0',
+        info: { title: 'Shipping', version: '1' },
+        servers: [{ url: `http://127.0.0.1:${api.port}` }],
+        paths: {
+          '/parcels/{id}': {
+            get: {
+              operationId: 'getParcel',
+              summary: 'A parcel and where it is.',
+              parameters: [
+                { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+                { name: 'detail', in: 'query', schema: { type: 'string' } },
+              ],
+            },
+          },
+        },
+      };
+      const agentId = await createAgent([{ type: 'openapi', name: 'ship', document }]);
+      harness.upstream.enqueueFor(
+        'chat',
+        {
+          kind: 'reply',
+          toolCalls: [
+            { id: 'o1', name: 'ship__getParcel', arguments: '{"id":"P 42","detail":"full"}' },
+          ],
+        },
+        { kind: 'reply', content: 'It left the warehouse.' },
+      );
+      const response = await call('POST', `/v1/agents/${agentId}/execute`, {
+        query: 'Where is P 42?',
+      });
+      expect(response.json<{ success: boolean }>().success, response.body).toBe(true);
+      expect(api.requests.map((request) => [request.method, request.url])).toEqual([
+        ['GET', '/parcels/P%2042?detail=full'],
+      ]);
+      const requests = harness.upstream.requests.filter((request) => request.endpoint === 'chat');
+      const messages = (requests[1]!.body as { messages: Array<{ role: string; content: string }> })
+        .messages;
+      expect(messages.find((message) => message.role === 'tool')?.content).toContain(
+        'left the warehouse',
+      );
+    } finally {
+      await api.close();
+    }
   });
 
   it('feeds a failing MCP tool back as an error', async () => {

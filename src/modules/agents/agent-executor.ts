@@ -232,7 +232,7 @@ export class AgentExecutor {
       return 'done';
     }
     const input = execution.input as AgentExecutionRequest;
-    const parameters = (input.parameters ?? {}) as Record<string, unknown>;
+    const parameters = input.parameters ?? {};
     const steps = await this.options.executions.stepsOf(execution.id);
     try {
       await this.carryOut(execution, agent, input, parameters, signal, steps, 'handover');

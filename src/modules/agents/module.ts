@@ -99,8 +99,7 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
   const webAgent = createWebAgent(config.web, config.secrets, text);
   const external = externalTools(dependencies.toolSources);
   // The built-ins reach the executor and service, made below (called only at run time).
-  let executor!: AgentExecutor;
-  let service!: AgentService;
+  const late = {} as { executor: AgentExecutor; service: AgentService };
   const builtins: BuiltinDependencies = {
     knowledge: knowledgeSearcher(knowledge),
     async web(configuration, input, signal) {
@@ -116,16 +115,16 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     async agent(owner, agentId, query, options) {
       let agent;
       try {
-        agent = await service.get(owner.accountId, agentId);
+        agent = await late.service.get(owner.accountId, agentId);
       } catch (error) {
         if (error instanceof NotFoundError) {
           throw new AppError('not_found', `The agent '${agentId}' no longer exists.`);
         }
         throw error;
       }
-      const { parameters } = await executor.prepare(agent, { query });
+      const { parameters } = await late.executor.prepare(agent, { query });
       try {
-        const run = await executor.run(agent, { query }, parameters, {
+        const run = await late.executor.run(agent, { query }, parameters, {
           callerAccountId: owner.accountId,
           signal: options.signal,
           depth: options.depth,
@@ -156,14 +155,14 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
           missingKnowledgeBases: (accountId, ids) =>
             knowledge.missingKnowledgeBases(accountId, ids),
           agentExists: async (accountId, id) =>
-            (await service.get(accountId, id).catch(() => null))?.accountId === accountId,
+            (await late.service.get(accountId, id).catch(() => null))?.accountId === accountId,
           pipelineExists: (accountId, id) => dependencies.pipelines.exists(accountId, id),
         },
         external,
       ),
     ),
   ]);
-  service = new AgentService({
+  const service = new AgentService({
     agents: new AgentsRepository(db),
     catalog,
     models,
@@ -173,7 +172,7 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     usage: dependencies.usage,
     now,
   });
-  executor = new AgentExecutor({
+  const executor = new AgentExecutor({
     agents: service,
     catalog,
     models,
@@ -184,6 +183,8 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     approvalTimeoutMs: config.tools.approvalTimeoutMs,
     ...(dependencies.onPaused === undefined ? {} : { onPaused: dependencies.onPaused }),
   });
+  late.service = service;
+  late.executor = executor;
   return {
     service,
     catalog,

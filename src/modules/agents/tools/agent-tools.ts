@@ -31,7 +31,7 @@ export function agentToolOpener(
       >();
       const tools: ToolSpec[] = [];
       for (const tool of own) {
-        byName.set(tool.spec.name, tool.call);
+        byName.set(tool.spec.name, (args, signal) => tool.call(args, signal));
         tools.push(tool.spec);
       }
       for (const spec of outside?.tools ?? []) {

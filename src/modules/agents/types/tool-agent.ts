@@ -515,7 +515,7 @@ export function createToolAgent(
     },
     async run(context, configuration, input, parameters) {
       if (!context.models.available()) throw context.models.unavailableError('ToolAgent');
-      const settings = { ...configuration, ...parameters } as ToolConfiguration;
+      const settings: ToolConfiguration = { ...configuration, ...parameters };
       const box = await opener.open(context.agent, configuration.tools, {
         signal: context.signal,
         depth: context.depth ?? 0,
