@@ -15,6 +15,7 @@ import { accountTiers } from './011-account-tiers.js';
 import { conversationsByAccount } from './012-conversations-by-account.js';
 import { messageParts } from './013-message-parts.js';
 import { responses } from './014-responses.js';
+import { toolsExposure } from './015-tools-exposure.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '012-conversations-by-account': conversationsByAccount(types),
     '013-message-parts': messageParts(types),
     '014-responses': responses(types),
+    '015-tools-exposure': toolsExposure(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
