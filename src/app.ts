@@ -99,6 +99,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     modules.pipelines.plugins.executions,
     modules.accounts.authPlugin,
     modules.usage.plugin,
+    modules.mcp.plugin,
   ]) {
     await app.register(plugin);
   }
@@ -209,7 +210,15 @@ async function registerCors(app: App, origins: readonly string[]): Promise<void>
     origin: (origin, callback) => callback(null, origin !== undefined && corsOrigins.has(origin)),
     credentials: true,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'X-API-Key', 'Content-Type', 'X-CSRF-Token', 'X-Request-Id'],
+    // Mcp-Protocol-Version: what a browser's MCP client sends to POST /mcp after the handshake.
+    allowedHeaders: [
+      'Authorization',
+      'X-API-Key',
+      'Content-Type',
+      'X-CSRF-Token',
+      'X-Request-Id',
+      'Mcp-Protocol-Version',
+    ],
     exposedHeaders: [
       'X-Request-Id',
       'RateLimit',

@@ -46,6 +46,7 @@ import type { UsageModule } from './modules/usage/module.js';
 import type { HealthModule } from './modules/health/module.js';
 import type { RoutingService } from './modules/routing/routing-service.js';
 import type { KnowledgeModule } from './modules/knowledge/module.js';
+import type { McpModule } from './modules/mcp/module.js';
 
 /** What routes may use: the domain's services, never a repository or a database handle. */
 export interface Services {
@@ -96,6 +97,8 @@ export interface Services {
     readonly messages: MessagesModule;
     readonly responses: ResponsesModule;
     readonly voice: VoiceModule;
+    /** The platform as an MCP server (POST /mcp). */
+    readonly mcp: McpModule;
   };
   /** Prometheus metrics: HTTP, models, WebSocket sessions, jobs, and Node's own. */
   readonly metrics: PlatformMetrics;

@@ -33,6 +33,7 @@ import { createLayoutModule } from './modules/layout/module.js';
 import { createUsageModule } from './modules/usage/module.js';
 import { createHealthModule } from './modules/health/module.js';
 import { createKnowledgeModule } from './modules/knowledge/module.js';
+import { createMcpModule } from './modules/mcp/module.js';
 import { Closers } from './lifecycle/closers.js';
 import { servicesOf, type ServiceContainer, type ServiceOverrides } from './service-container.js';
 
@@ -322,6 +323,17 @@ function servingModules(
     voiceModuleOf(wiring, engines, { accounts, chat: chat.service, conversations }),
   );
   const layout = closers.started('layout', createLayoutModule({ text }));
+  const mcp = closers.started(
+    'mcp',
+    createMcpModule({
+      agents,
+      pipelines: built.pipelines,
+      knowledge: built.knowledge.service,
+      features: config.features,
+      version: config.version,
+      logger,
+    }),
+  );
   const health = closers.started(
     'health',
     createHealthModule({
@@ -331,7 +343,7 @@ function servingModules(
       voiceChatReadiness: () => voice.speech.voiceChatReadiness(),
     }),
   );
-  return { usage, routing, chat, completions, messages, responses, voice, layout, health };
+  return { usage, routing, chat, completions, messages, responses, voice, layout, health, mcp };
 }
 
 /** Speech, voice sessions and the WebSockets, whose turns are chat turns counted like requests. */

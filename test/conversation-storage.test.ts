@@ -120,7 +120,11 @@ describe.each(allDialects)('stored messages on $name', (dialect) => {
       adapter.db,
     );
 
-    expect(await migrateToLatest(adapter)).toEqual(['013-message-parts', '014-responses']);
+    // Later migrations follow; these two are the ones this test is about.
+    expect((await migrateToLatest(adapter)).slice(0, 2)).toEqual([
+      '013-message-parts',
+      '014-responses',
+    ]);
     expect(await migrateToLatest(adapter)).toEqual([]);
 
     const [old] = await new ConversationsRepository(adapter.db).recentMessages(conversationId, 10);

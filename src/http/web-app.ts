@@ -23,6 +23,7 @@ const apiPrefixes = [
   '/asyncapi.json',
   '/docs',
   '/metrics',
+  '/mcp',
   '/assets/',
 ];
 

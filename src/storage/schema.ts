@@ -98,6 +98,8 @@ export interface AgentsTable {
   agent_type: string;
   model_id: string | null;
   is_public: BooleanColumn;
+  /** A tool of POST /mcp for the account's keys (migration 015). */
+  expose_as_tool: ColumnType<number | boolean, number | undefined, number>;
   /** JSON object, validated against the agent type's configuration schema. */
   configuration: string;
   created_at: string;
@@ -158,6 +160,10 @@ export interface PipelinesTable {
   visual_layout: string | null;
   created_at: string;
   updated_at: string;
+  /** A tool of POST /mcp for the account's keys (migration 015). */
+  expose_as_tool: ColumnType<number | boolean, number | undefined, number>;
+  /** JSON Schema (text) of the run's inputs, the tool's inputSchema; null: any object (015). */
+  input_schema: string | null;
 }
 
 /** A model turn or tool call of a tool-calling agent's run (migration 016). */

@@ -17,6 +17,7 @@ export interface CreateAgentInput {
   description?: string | undefined;
   modelId?: string | null | undefined;
   isPublic?: boolean | undefined;
+  exposeAsTool?: boolean | undefined;
 }
 
 export interface UpdateAgentInput {
@@ -25,6 +26,7 @@ export interface UpdateAgentInput {
   configuration?: Record<string, unknown> | undefined;
   modelId?: string | null | undefined;
   isPublic?: boolean | undefined;
+  exposeAsTool?: boolean | undefined;
 }
 
 /** The knowledge bases an agent's configuration may name: the account's own. */
@@ -92,6 +94,7 @@ export class AgentService {
       agentType: type.id,
       modelId: input.modelId ?? null,
       isPublic: input.isPublic ?? false,
+      exposeAsTool: input.exposeAsTool ?? false,
       configuration: stored,
       createdAt: now,
       updatedAt: now,
@@ -102,6 +105,11 @@ export class AgentService {
 
   list(accountId: string, page: { limit: number; offset: number }) {
     return this.options.agents.listVisible(accountId, page);
+  }
+
+  /** The account's own agents exposed as tools of POST /mcp, oldest first, at most `limit`. */
+  exposedAsTools(accountId: string, limit: number): Promise<Agent[]> {
+    return this.options.agents.listExposed(accountId, limit);
   }
 
   async get(accountId: string, id: string): Promise<Agent> {
@@ -156,6 +164,7 @@ export class AgentService {
         ...(input.description === undefined ? {} : { description: input.description }),
         ...(input.modelId === undefined ? {} : { modelId: input.modelId }),
         ...(input.isPublic === undefined ? {} : { isPublic: input.isPublic }),
+        ...(input.exposeAsTool === undefined ? {} : { exposeAsTool: input.exposeAsTool }),
         ...(configuration === undefined ? {} : { configuration }),
       },
       new Date(this.now()).toISOString(),

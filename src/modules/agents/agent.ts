@@ -8,6 +8,8 @@ export interface Agent {
   agentType: string;
   modelId: string | null;
   isPublic: boolean;
+  /** A tool of POST /mcp for its own account's keys. */
+  exposeAsTool: boolean;
   configuration: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
@@ -18,5 +20,6 @@ export interface AgentPatch {
   description?: string;
   modelId?: string | null;
   isPublic?: boolean;
+  exposeAsTool?: boolean;
   configuration?: Record<string, unknown>;
 }

@@ -13,6 +13,7 @@ function toAgent(row: Selectable<DatabaseSchema['agents']>): Agent {
     agentType: row.agent_type,
     modelId: row.model_id,
     isPublic: row.is_public === true || row.is_public === 1,
+    exposeAsTool: row.expose_as_tool === true || row.expose_as_tool === 1,
     configuration: JSON.parse(row.configuration) as Record<string, unknown>,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -33,6 +34,7 @@ export class AgentsRepository {
         agent_type: agent.agentType,
         model_id: agent.modelId,
         is_public: agent.isPublic ? 1 : 0,
+        expose_as_tool: agent.exposeAsTool ? 1 : 0,
         configuration: JSON.stringify(agent.configuration),
         created_at: agent.createdAt,
         updated_at: agent.updatedAt,
@@ -65,6 +67,23 @@ export class AgentsRepository {
     return { agents: rows.map(toAgent), total };
   }
 
+  /**
+   * The account's own agents marked `expose_as_tool`, oldest first (tool names are given in this
+   * order, so a name stays with the agent that had it first), at most `limit`.
+   */
+  async listExposed(accountId: string, limit: number): Promise<Agent[]> {
+    const rows = await this.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('expose_as_tool', '=', 1)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(limit)
+      .execute();
+    return rows.map(toAgent);
+  }
+
   async update(
     accountId: string,
     id: string,
@@ -79,6 +98,7 @@ export class AgentsRepository {
         ...(patch.description === undefined ? {} : { description: patch.description }),
         ...(patch.modelId === undefined ? {} : { model_id: patch.modelId }),
         ...(patch.isPublic === undefined ? {} : { is_public: patch.isPublic ? 1 : 0 }),
+        ...(patch.exposeAsTool === undefined ? {} : { expose_as_tool: patch.exposeAsTool ? 1 : 0 }),
         ...(patch.configuration === undefined
           ? {}
           : { configuration: JSON.stringify(patch.configuration) }),

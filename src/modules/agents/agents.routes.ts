@@ -49,6 +49,7 @@ function agentToJson(agent: Agent, owned: boolean) {
     agent_type: agent.agentType,
     model_id: agent.modelId,
     is_public: agent.isPublic,
+    expose_as_tool: agent.exposeAsTool,
     owned,
     created_at: agent.createdAt,
     updated_at: agent.updatedAt,
@@ -169,6 +170,7 @@ function agentCollectionRoutes(app: App, agents: AgentService): void {
         description: body.description,
         modelId: body.model_id,
         isPublic: body.is_public,
+        exposeAsTool: body.expose_as_tool,
       });
       return reply.code(201).send(agentDetail(agents.view(agent, accountId)));
     },
@@ -224,6 +226,7 @@ function agentRoutes(app: App, agents: AgentService): void {
           configuration: body.configuration,
           modelId: body.model_id,
           isPublic: body.is_public,
+          exposeAsTool: body.expose_as_tool,
         });
         return agentDetail(agents.view(agent, accountId));
       },

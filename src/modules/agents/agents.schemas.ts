@@ -17,6 +17,10 @@ export const AgentIdParams = Type.Object({ agent_id: Type.String({ maxLength: 10
 const modelIdNote =
   "The chat model it runs on; null (or left out): the catalog's default model at the time of each run (`default_model`), so a changed default applies from the next run.";
 
+/** What `expose_as_tool` means, on the agent and in the bodies that set it. */
+const exposeNote =
+  "A tool of the platform's MCP server (POST /mcp) for the keys of its own account: the MCP tool runs it like POST /v1/agents/{agent_id}/execute (see docs/mcp.md).";
+
 /** What the agent routes say about the spec's common parameters. */
 export const commonOnAgents =
   'The spec’s common parameters `user_id`, `conversation_id` and `model` are accepted and not used here (`model_id` is the agent’s model; `model` on execute replaces it for one run).';
@@ -43,6 +47,7 @@ const AgentFields = {
     description: modelIdNote,
   }),
   is_public: Type.Boolean({ description: 'Other accounts may read and execute it.' }),
+  expose_as_tool: Type.Boolean({ description: exposeNote }),
   owned: Type.Boolean({ description: "Whether it belongs to the caller's account." }),
   created_at: Timestamp(),
   updated_at: Timestamp(),
@@ -79,6 +84,7 @@ export const CreateAgentBody = Type.Object(
       }),
     ),
     is_public: Type.Optional(Type.Boolean({ default: false })),
+    expose_as_tool: Type.Optional(Type.Boolean({ default: false, description: exposeNote })),
   },
   { additionalProperties: false },
 );
@@ -98,6 +104,7 @@ export const UpdateAgentBody = Type.Object(
       Type.Union([Type.String({ maxLength: 256 }), Type.Null()], { description: modelIdNote }),
     ),
     is_public: Type.Optional(Type.Boolean()),
+    expose_as_tool: Type.Optional(Type.Boolean({ description: exposeNote })),
   },
   { additionalProperties: false },
 );

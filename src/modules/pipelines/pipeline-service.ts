@@ -10,6 +10,7 @@ import type { AgentService } from '../agents/agent-service.js';
 import type { PipelinesRepository } from './pipelines.repository.js';
 import { assertSafeKeys, assertSafeName, forbiddenKeyError } from '../../validation/safe-keys.js';
 import { forbiddenKeyIn, parsePath, PathSyntaxError } from './path-expression.js';
+import { checkInputSchema } from './input-schema.js';
 import type { LayoutEdge, LayoutNode, Pipeline, PipelineStage, VisualLayout } from './pipeline.js';
 
 /** A stage as a client sends it (the service assigns ids). */
@@ -50,6 +51,9 @@ export interface PipelineInput {
   description?: string | undefined;
   stages?: StageInput[] | undefined;
   visual_layout?: VisualLayoutInput | undefined;
+  expose_as_tool?: boolean | undefined;
+  /** Null clears it (any object is then accepted). */
+  input_schema?: Record<string, unknown> | null | undefined;
 }
 
 /**
@@ -239,11 +243,21 @@ export class PipelineService {
       description: input.description ?? '',
       stages,
       visualLayout: input.visual_layout === undefined ? null : normaliseLayout(input.visual_layout),
+      exposeAsTool: input.expose_as_tool ?? false,
+      inputSchema:
+        input.input_schema === undefined || input.input_schema === null
+          ? null
+          : checkInputSchema(input.input_schema),
       createdAt: now,
       updatedAt: now,
     };
     await this.options.pipelines.insert(pipeline);
     return pipeline;
+  }
+
+  /** The account's pipelines exposed as tools of POST /mcp, oldest first, at most `limit`. */
+  exposedAsTools(accountId: string, limit: number): Promise<Pipeline[]> {
+    return this.options.pipelines.listExposed(accountId, limit);
   }
 
   async get(accountId: string, id: string): Promise<Pipeline> {
@@ -274,6 +288,12 @@ export class PipelineService {
           : input.stages !== undefined
             ? null
             : pipeline.visualLayout,
+      ...(input.expose_as_tool === undefined ? {} : { exposeAsTool: input.expose_as_tool }),
+      ...(input.input_schema === undefined
+        ? {}
+        : {
+            inputSchema: input.input_schema === null ? null : checkInputSchema(input.input_schema),
+          }),
       updatedAt: new Date(this.now()).toISOString(),
     };
     await this.options.pipelines.update(updated);

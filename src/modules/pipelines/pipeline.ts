@@ -41,6 +41,10 @@ export interface Pipeline {
   stages: PipelineStage[];
   /** As given by the client (normalised); null when none was (a layout is generated on read). */
   visualLayout: VisualLayout | null;
+  /** A tool of POST /mcp for its account's keys. */
+  exposeAsTool: boolean;
+  /** The JSON Schema of its run inputs (the tool's inputSchema); null: any object. */
+  inputSchema: Record<string, unknown> | null;
   createdAt: string;
   updatedAt: string;
 }

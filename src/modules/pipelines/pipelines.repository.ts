@@ -13,6 +13,9 @@ function toPipeline(row: Selectable<DatabaseSchema['pipelines']>): Pipeline {
     stages: JSON.parse(row.stages) as PipelineStage[],
     visualLayout:
       row.visual_layout === null ? null : (JSON.parse(row.visual_layout) as VisualLayout),
+    exposeAsTool: row.expose_as_tool === true || row.expose_as_tool === 1,
+    inputSchema:
+      row.input_schema === null ? null : (JSON.parse(row.input_schema) as Record<string, unknown>),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -32,6 +35,8 @@ export class PipelinesRepository {
         stages: JSON.stringify(pipeline.stages),
         visual_layout:
           pipeline.visualLayout === null ? null : JSON.stringify(pipeline.visualLayout),
+        expose_as_tool: pipeline.exposeAsTool ? 1 : 0,
+        input_schema: pipeline.inputSchema === null ? null : JSON.stringify(pipeline.inputSchema),
         created_at: pipeline.createdAt,
         updated_at: pipeline.updatedAt,
       })
@@ -60,6 +65,23 @@ export class PipelinesRepository {
     return { pipelines: rows.map(toPipeline), total };
   }
 
+  /**
+   * The account's pipelines marked `expose_as_tool`, oldest first (tool names are given in this
+   * order, so a name stays with the pipeline that had it first), at most `limit`.
+   */
+  async listExposed(accountId: string, limit: number): Promise<Pipeline[]> {
+    const rows = await this.db
+      .selectFrom('pipelines')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('expose_as_tool', '=', 1)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(limit)
+      .execute();
+    return rows.map(toPipeline);
+  }
+
   async update(pipeline: Pipeline): Promise<void> {
     await this.db
       .updateTable('pipelines')
@@ -69,6 +91,8 @@ export class PipelinesRepository {
         stages: JSON.stringify(pipeline.stages),
         visual_layout:
           pipeline.visualLayout === null ? null : JSON.stringify(pipeline.visualLayout),
+        expose_as_tool: pipeline.exposeAsTool ? 1 : 0,
+        input_schema: pipeline.inputSchema === null ? null : JSON.stringify(pipeline.inputSchema),
         updated_at: pipeline.updatedAt,
       })
       .where('id', '=', pipeline.id)

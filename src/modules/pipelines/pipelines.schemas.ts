@@ -9,6 +9,7 @@ import {
   UserIdSchema,
 } from '../../http/schemas/common.js';
 import { reservedKeysNote } from '../../validation/safe-keys.js';
+import { inputSchemaLimits } from './input-schema.js';
 
 export const PipelineIdParams = Type.Object({ pipeline_id: Type.String({ maxLength: 100 }) });
 
@@ -139,11 +140,29 @@ export const VisualLayoutSchema = Type.Object(
   { additionalProperties: true, description: layoutDescription },
 );
 
+const exposeNote =
+  "A tool of the platform's MCP server (POST /mcp) for the keys of its own account: the MCP tool runs it synchronously like POST /v1/pipelines/{pipeline_id}/execute, its arguments being the run's inputs (see docs/mcp.md).";
+
+const inputSchemaNote = `The JSON Schema of the run's inputs (\`$.input.<name>\`): the MCP tool's inputSchema, and each tool call's arguments are checked against it. An object schema (\`type: "object"\`), at most ${inputSchemaLimits.maxBytes / 1024} KiB of JSON and ${inputSchemaLimits.maxDepth} schemas deep, self-contained: \`$ref\`, \`$id\`, \`$schema\`, \`pattern\`, \`patternProperties\` and \`uniqueItems\` are refused (400 naming where). Null (the default): any object, \`{"type": "object", "additionalProperties": true}\`.`;
+
+const InputSchemaInput = Type.Union(
+  [Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100 }), Type.Null()],
+  { description: inputSchemaNote },
+);
+
 export const PipelineFields = {
   name: Type.String(),
   description: Type.String(),
   created_at: Timestamp(),
   updated_at: Timestamp(),
+  expose_as_tool: Type.Boolean({ description: exposeNote }),
+};
+
+/** The stored input schema, on a pipeline's full answers (not on list entries). */
+const InputSchemaField = {
+  input_schema: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+    description: inputSchemaNote,
+  }),
 };
 
 export const commonOnPipelines =
@@ -156,6 +175,8 @@ export const CreatePipelineBody = Type.Object(
     description: Type.Optional(Type.String({ maxLength: 5000 })),
     stages: Type.Optional(Type.Array(StageInputSchema, { maxItems: 50 })),
     visual_layout: Type.Optional(VisualLayoutInputSchema),
+    expose_as_tool: Type.Optional(Type.Boolean({ default: false, description: exposeNote })),
+    input_schema: Type.Optional(InputSchemaInput),
   },
   { additionalProperties: false },
 );
@@ -164,6 +185,7 @@ export const CreatedPipelineSchema = Type.Object({
   pipeline_id: Type.String({ description: 'pipe_…' }),
   id: Type.String(),
   ...PipelineFields,
+  ...InputSchemaField,
   stages: Type.Array(StageSchema),
   visual_layout: VisualLayoutSchema,
 });
@@ -178,6 +200,7 @@ export const PipelineDetailSchema = Type.Object({
   pipeline: Type.Object({
     id: Type.String(),
     ...PipelineFields,
+    ...InputSchemaField,
     configuration: Type.Object({ stages: Type.Array(StageSchema) }),
     visual_layout: VisualLayoutSchema,
   }),
@@ -196,6 +219,8 @@ export const UpdatePipelineBody = Type.Object(
       }),
     ),
     visual_layout: Type.Optional(VisualLayoutInputSchema),
+    expose_as_tool: Type.Optional(Type.Boolean({ description: exposeNote })),
+    input_schema: Type.Optional(InputSchemaInput),
   },
   { additionalProperties: false },
 );
@@ -203,6 +228,7 @@ export const UpdatePipelineBody = Type.Object(
 export const UpdatedPipelineSchema = Type.Object({
   id: Type.String(),
   ...PipelineFields,
+  ...InputSchemaField,
   stages: Type.Array(StageSchema),
   visual_layout: VisualLayoutSchema,
 });

@@ -345,6 +345,7 @@ describe.each(allDialects)('the route decider on $name', (dialect) => {
       agentType: summarizationAgent.id,
       modelId: null,
       isPublic: false,
+      exposeAsTool: false,
       configuration: {},
       createdAt: created,
       updatedAt: created,

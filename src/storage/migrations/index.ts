@@ -15,6 +15,7 @@ import { accountTiers } from './011-account-tiers.js';
 import { conversationsByAccount } from './012-conversations-by-account.js';
 import { messageParts } from './013-message-parts.js';
 import { responses } from './014-responses.js';
+import { toolsExposure } from './015-tools-exposure.js';
 import { executionSteps } from './016-execution-steps.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
@@ -33,6 +34,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '012-conversations-by-account': conversationsByAccount(types),
     '013-message-parts': messageParts(types),
     '014-responses': responses(types),
+    '015-tools-exposure': toolsExposure(types),
     '016-execution-steps': executionSteps(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };

@@ -1,0 +1,92 @@
+// POST /mcp: the platform as an MCP server (streamable HTTP, stateless). Each request gets its own
+// server and transport for the calling key, answered as JSON; access control, the rate limit and
+// the request log apply before it as on every route. GET and DELETE (a server-sent stream, ending
+// a session) are not offered: the app's 405 answers them, in the contract's error body.
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { access } from '../../auth/scopes.js';
+import { AppError } from '../../errors/app-error.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
+import { clientGoneSignal } from '../../http/streaming.js';
+import { principalOf } from '../../http/types.js';
+import { checkMcpRequest } from './mcp-request.js';
+import { platformMcpServer, type McpServerInfo } from './mcp-server.js';
+import { McpRequestBody, McpResponseBody } from './mcp.schemas.js';
+import type { PlatformTools } from './platform-tools.js';
+
+export interface McpRoutesDependencies {
+  readonly tools: PlatformTools;
+  readonly info: McpServerInfo;
+}
+
+const description = [
+  "The platform as a Model Context Protocol server (streamable HTTP transport, stateless: no `Mcp-Session-Id`, every request stands alone). The key's account's agents and pipelines marked `expose_as_tool` are its tools, and `knowledge_search` over the account's knowledge bases when it has any (see docs/mcp.md).",
+  'Listing the tools needs the scope of this route; calling an agent or pipeline tool needs `agents:write` (as POST /v1/agents/{agent_id}/execute and POST /v1/pipelines/{pipeline_id}/execute do), `knowledge_search` needs `agents:read`. A call whose scope the key lacks, whose arguments do not match the tool’s inputSchema, or whose run fails answers a tool result with `isError: true` saying why; every agent or pipeline call is a recorded execution (`execution_id`, GET /v1/executions/{execution_id}). The tools of a switched-off feature (`agent_orchestration`, `semantic_search`) are not offered.',
+  'Answers are JSON (`application/json`), never an event stream. GET and DELETE answer 405: the server sends no messages of its own and keeps no session.',
+].join('\n\n');
+
+export function mcpPlugin(dependencies: McpRoutesDependencies): FeaturePlugin {
+  const { tools, info } = dependencies;
+  return featurePlugin('mcp', (app) => {
+    app.post(
+      '/mcp',
+      {
+        config: { access: access.scopes('agents:read') },
+        schema: {
+          operationId: 'mcp',
+          tags: ['MCP'],
+          summary: 'MCP server (JSON-RPC)',
+          description,
+          body: McpRequestBody,
+          response: {
+            200: McpResponseBody,
+            202: { type: 'null', description: 'A notification or response was accepted.' },
+          },
+        },
+      },
+      async (request, reply) => {
+        checkMcpRequest(request.headers, request.body);
+        const principal = principalOf(request);
+        const server = platformMcpServer(
+          tools,
+          {
+            accountId: principal.accountId,
+            keyId: principal.keyId,
+            scopes: principal.scopes,
+            signal: clientGoneSignal(reply),
+          },
+          info,
+        );
+        const transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+        });
+        // Both live exactly as long as the request's response.
+        reply.raw.once('close', () => {
+          void transport.close().catch(() => undefined);
+          void server.close().catch(() => undefined);
+        });
+        await server.connect(transport);
+        // From here the transport writes the response; onResponse hooks (the request log, the
+        // metrics) still run when it ends. The headers set so far (request id, rate limit, CORS)
+        // go with it: they are on Fastify's reply, not yet on the raw response.
+        for (const [name, value] of Object.entries(reply.getHeaders())) {
+          if (value !== undefined) reply.raw.setHeader(name, value);
+        }
+        reply.hijack();
+        try {
+          await transport.handleRequest(request.raw, reply.raw, request.body);
+        } catch (error) {
+          // The transport answers its own failures; this is for one it did not see coming.
+          request.log.error({ err: error }, 'MCP request failed');
+          if (reply.raw.headersSent) {
+            reply.raw.end();
+            return;
+          }
+          const failure = new AppError('internal_error', 'The MCP request failed; it was logged.');
+          reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+          reply.raw.end(JSON.stringify(failure.toBody()));
+        }
+      },
+    );
+  });
+}
