@@ -1,6 +1,7 @@
 // Every read of the dashboard, as TanStack Query options under a key. Keys start with the resource,
 // so a write invalidates everything it may have changed with one prefix (`keys.agents`).
-import { queryOptions, useQuery } from '@tanstack/react-query';
+import { queryOptions, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { api, unwrap } from './client';
 
 const firstHundred = { limit: 100, offset: 0 } as const;
@@ -229,4 +230,65 @@ export function useFeatureEnabled(name: string): boolean | undefined {
   const features = useQuery(queries.features());
   if (features.isError) return false;
   return features.data?.features.some((feature) => feature.name === name && feature.enabled);
+}
+
+/** The types of an event of `GET /v1/executions/{id}/events` after which the record has changed. */
+const changeEvents = new Set([
+  'step',
+  'approval-required',
+  'stage-start',
+  'stage-end',
+  'execution-end',
+]);
+
+/**
+ * Keeps an execution's record (queries.execution) fresh while `active` (it runs or waits for a
+ * person): its event stream says when something changed, and the record is read again then, so the
+ * page shows each step, each wait and the end as they happen without polling. Several events in a
+ * row (the replay of what already happened) cost one read at a time, and one more after it.
+ * Answers `restart`: follows anew, for when the stream was lost (after a decision, say).
+ */
+export function useFollowExecution(executionId: string, active: boolean): () => void {
+  const queryClient = useQueryClient();
+  const [generation, setGeneration] = useState(0);
+  useEffect(() => {
+    if (!active || executionId === '') return;
+    const { queryKey } = queries.execution(executionId);
+    let stopped = false;
+    let reading = false;
+    let readAgain = false;
+    const refresh = async () => {
+      if (reading) {
+        readAgain = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          readAgain = false;
+          await queryClient.invalidateQueries({ queryKey, exact: true });
+        } while (readAgain && !stopped);
+      } finally {
+        reading = false;
+      }
+    };
+    // Session cookie, same origin: a GET needs no CSRF token. The browser reconnects by itself
+    // when the connection drops during a long wait; the stream then replays from the start.
+    const source = new EventSource(`/v1/executions/${encodeURIComponent(executionId)}/events`, {
+      withCredentials: true,
+    });
+    source.onmessage = (message: MessageEvent<string>) => {
+      const event = JSON.parse(message.data) as { type?: string };
+      if (event.type === 'execution-end' || event.type === 'error') {
+        // The stream ends here: closing it keeps the browser from reconnecting.
+        source.close();
+      }
+      if (event.type !== undefined && changeEvents.has(event.type)) void refresh();
+    };
+    return () => {
+      stopped = true;
+      source.close();
+    };
+  }, [queryClient, executionId, active, generation]);
+  return () => setGeneration((current) => current + 1);
 }

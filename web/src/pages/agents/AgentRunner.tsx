@@ -10,7 +10,8 @@ import { SchemaForm } from '../../components/SchemaForm';
 
 export interface RunRecord {
   executionId: string;
-  success: boolean;
+  /** completed, failed, or waiting_for_approval (a ToolAgent's call waits for a person). */
+  status: string;
   timeMs: number;
   tokens: number;
 }
@@ -43,7 +44,7 @@ function useAgentExecution(agentId: string, onRun: (run: RunRecord) => void) {
       setResult(answer);
       onRun({
         executionId: answer.execution_id,
-        success: answer.success,
+        status: answer.status,
         timeMs: answer.metrics.execution_time_ms,
         tokens: answer.metrics.tokens_used,
       });

@@ -7,6 +7,7 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { keys, queries } from '../../api/queries';
 import { ErrorAlert, Page } from '../../components/common';
+import { StatusBadge } from '../../components/StatusBadge';
 import { AgentEditor } from './AgentEditor';
 import { AgentRunner, type RunRecord } from './AgentRunner';
 
@@ -33,7 +34,9 @@ function RunsCard({ runs }: { runs: readonly RunRecord[] }) {
                   {run.executionId}
                 </Anchor>
               </Table.Td>
-              <Table.Td>{run.success ? 'completed' : 'failed'}</Table.Td>
+              <Table.Td>
+                <StatusBadge status={run.status} />
+              </Table.Td>
               <Table.Td>{run.timeMs} ms</Table.Td>
               <Table.Td>{run.tokens}</Table.Td>
             </Table.Tr>
