@@ -13,6 +13,7 @@ import {
 
 interface Step {
   id: string;
+  stage_record_id: string | null;
   kind: 'model' | 'tool';
   name: string;
   call_id: string | null;
@@ -301,6 +302,50 @@ describe.each(allDialects)('ToolAgent on $name', (dialect) => {
     expect(again.statusCode).toBe(409);
   });
 
+  it('pauses a pipeline at a ToolAgent stage and goes on once approved, the first stage not rerun', async () => {
+    const toolAgentId = await createAgent({
+      tools: [searchTool({ requires_approval: true })],
+    });
+    const created = await call('POST', '/v1/pipelines', {
+      name: 'draft then look up',
+      stages: [
+        { name: 'draft', agent_id: helperAgentId, input_mapping: { query: '$.input.topic' } },
+        {
+          name: 'desk',
+          agent_id: toolAgentId,
+          input_mapping: { query: '$.stages.draft.text' },
+        },
+      ],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const pipelineId = created.json<{ id: string }>().id;
+    harness.upstream.enqueueFor(
+      'chat',
+      { kind: 'reply', content: 'Ask about refunds' },
+      {
+        kind: 'reply',
+        toolCalls: [{ id: 'call_p', name: 'handbook', arguments: '{"query":"refunds"}' }],
+      },
+    );
+    const run = await call('POST', `/v1/pipelines/${pipelineId}/execute`, { topic: 'refunds' });
+    expect(run.statusCode, run.body).toBe(200);
+    const answer = run.json<{ status: string; execution_id: string }>();
+    expect(answer.status, run.body).toBe('waiting_for_approval');
+    const paused = await execution(answer.execution_id);
+    expect(paused.pending_approvals).toHaveLength(1);
+    expect(chatRequests()).toHaveLength(2);
+    harness.upstream.enqueueFor('chat', { kind: 'reply', content: 'Within 14 days.' });
+    const approved = await call('POST', `/v1/executions/${answer.execution_id}/approve`, {});
+    expect(approved.statusCode, approved.body).toBe(200);
+    const told = await events(answer.execution_id);
+    expect(told.at(-1)).toMatchObject({ type: 'execution-end', status: 'completed' });
+    const done = await execution(answer.execution_id);
+    expect(done.output).toMatchObject({ answer: 'Within 14 days.' });
+    // The draft stage ran once (before the pause): three model calls in all.
+    expect(chatRequests()).toHaveLength(3);
+    expect(done.steps.every((step) => step.stage_record_id !== null)).toBe(true);
+  });
+
   it('ends the run when the call is rejected, with the reason recorded', async () => {
     const agentId = await createAgent({
       tools: [searchTool({ requires_approval: ['handbook'] })],
@@ -480,6 +525,36 @@ describe.each(allDialects)('ToolAgent with an MCP server on $name', (dialect) =>
       status: 'failed',
       output: { ok: false },
     });
+  });
+
+  it('stops at the time budget a call of a tool that does not answer', async () => {
+    const agentId = await createAgent([{ type: 'mcp', name: 'calc', url: mcp.url }]);
+    harness.upstream.enqueueFor('chat', {
+      kind: 'reply',
+      toolCalls: [{ id: 's1', name: 'calc__slow', arguments: '{}' }],
+    });
+    const response = await call('POST', `/v1/agents/${agentId}/execute`, {
+      query: 'Wait for it',
+      parameters: { time_budget_ms: 1000 },
+    });
+    const body = response.json<{
+      success: boolean;
+      execution_id: string;
+      error: { code: string; limit: string };
+    }>();
+    expect(body.success, response.body).toBe(false);
+    expect(body.error).toMatchObject({ code: 'limit_reached', limit: 'time_budget_ms' });
+    const detail = (await call('GET', `/v1/executions/${body.execution_id}`)).json<{
+      execution: ExecutionJson;
+    }>().execution;
+    expect(detail.steps.find((step) => step.kind === 'tool')).toMatchObject({
+      name: 'calc__slow',
+      status: 'failed',
+    });
+    // Only the first model turn: the budget was spent in the call.
+    expect(harness.upstream.requests.filter((request) => request.endpoint === 'chat')).toHaveLength(
+      1,
+    );
   });
 
   it('ends a run whose approval never comes, after the configured timeout', async () => {

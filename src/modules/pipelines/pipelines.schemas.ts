@@ -256,7 +256,10 @@ export const ExecutePipelineBody = Type.Object(
 
 export const RunResponseSchema = Type.Object({
   execution_id: Type.String(),
-  status: Type.String({ description: 'completed, failed, or running (async).' }),
+  status: Type.String({
+    description:
+      'completed, failed, running (async), or waiting_for_approval (a ToolAgent stage waits for a person: see the execution).',
+  }),
   pipeline_id: Type.String(),
   output: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
     description: "The last stage's output: its agent's result plus its mapped output names.",
