@@ -61,7 +61,7 @@ describe.each(allDialects)('agents on $name', (dialect) => {
   const execute = (id: string, body: Record<string, unknown>, key?: string) =>
     call('POST', `/v1/agents/${id}/execute`, body, key);
 
-  it('lists the six types with capabilities and configuration schemas', async () => {
+  it('lists the seven types with capabilities and configuration schemas', async () => {
     const response = await call('GET', '/v1/agent-types');
     expect(response.statusCode).toBe(200);
     const types = response.json<{
@@ -78,6 +78,7 @@ describe.each(allDialects)('agents on $name', (dialect) => {
       ['GenerationAgent', ['text_generation', 'creative_writing']],
       ['WebAgent', ['web_search', 'content_extraction']],
       ['StructureAgent', ['data_processing', 'table_generation']],
+      ['ToolAgent', ['tool_calling', 'mcp', 'human_approval']],
     ]);
     expect(Object.keys(types[2]!.configuration_schema.properties)).toContain('processing_steps');
     const document = (await harness.app.inject({ method: 'GET', url: '/openapi.json' })).json<{

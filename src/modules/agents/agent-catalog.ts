@@ -1,4 +1,4 @@
-// The six agent types of the spec, built with the services they need.
+// The agent types (the spec's six, and ToolAgent), built with the services they need.
 import { AppError } from '../../errors/app-error.js';
 import { agentTypeIds, type AgentType } from './agent-type.js';
 

@@ -208,6 +208,26 @@ export class AgentExecutor {
     );
   }
 
+  /** The log of the steps a stage's agent takes (its record `stageRecordId`) in a pipeline run. */
+  stageStepLog(
+    executionId: string,
+    stageRecordId: string,
+    recorded: Parameters<typeof executionStepLog>[3],
+  ): StepLog {
+    return executionStepLog(
+      this.options.executions,
+      executionId,
+      stageRecordId,
+      recorded,
+      this.approvalTimeoutMs,
+    );
+  }
+
+  /** Whether a run stopped to wait for a person's approval (rather than failing). */
+  isAwaitingApproval(error: unknown): boolean {
+    return error instanceof AwaitingApproval;
+  }
+
   get approvalTimeoutMs(): number {
     return this.options.approvalTimeoutMs ?? 24 * 60 * 60 * 1000;
   }

@@ -98,7 +98,7 @@ function agentTypeRoutes(app: App, catalog: AgentCatalog): void {
         tags: ['Agents'],
         summary: 'List agent types',
         description:
-          'The six agent types with their capabilities and the JSON Schemas of their `configuration` and of the per-run `parameters` (enough to build a form).',
+          'The agent types (the spec’s six, and ToolAgent) with their capabilities and the JSON Schemas of their `configuration` and of the per-run `parameters` (enough to build a form).',
         response: { 200: AgentTypesResponseSchema },
       },
     },

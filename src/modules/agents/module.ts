@@ -1,4 +1,4 @@
-// The agents module, wired: the six agent types in their catalog, the agents' storage and service,
+// The agents module, wired: the agent types in their catalog (the spec's six and ToolAgent), the agents' storage and service,
 // the executor that runs them, and the HTTP plugin for app.ts to register.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -24,7 +24,15 @@ import { createToolAgent } from './types/tool-agent.js';
 import { agentToolOpener } from './tools/agent-tools.js';
 import { toolChecks } from './tools/tool-checks.js';
 import { externalTools } from './tools/external-tools.js';
-import type { ToolSources } from '../tools/module.js';
+import {
+  McpToolSourceSchema,
+  OpenApiToolSourceSchema,
+  RequiresApprovalSchema,
+  ToolEntryNameSchema,
+  type ToolSources,
+} from '../tools/module.js';
+import { builtinToolEntrySchemas } from './tools/tool-entries.js';
+import Type from 'typebox';
 import type { BuiltinDependencies } from './tools/builtin-tools.js';
 import { AppError, NotFoundError } from '../../errors/app-error.js';
 import { requireSchema } from '../../validation/schema-validator.js';
@@ -160,6 +168,12 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
         },
         external,
       ),
+      // One entry of a ToolAgent's `tools`: an outside source, or a built-in.
+      Type.Union([
+        McpToolSourceSchema,
+        OpenApiToolSourceSchema,
+        ...builtinToolEntrySchemas(ToolEntryNameSchema, RequiresApprovalSchema),
+      ]),
     ),
   ]);
   const service = new AgentService({

@@ -21,7 +21,6 @@ import {
   type StopReason,
 } from './pipeline-run.js';
 import { StageRun } from './stage-run.js';
-import { AwaitingApproval } from '../agents/agent-type.js';
 
 /** A run to carry out: its execution and stages, what stops it, and when it started. */
 export interface StagedRun {
@@ -109,7 +108,7 @@ async function advance(
     tally.completed += 1;
     return null;
   } catch (error) {
-    if (error instanceof RunHandedOver || error instanceof AwaitingApproval) throw error;
+    if (error instanceof RunHandedOver || context.executor.isAwaitingApproval(error)) throw error;
     if (!(error instanceof StageFailure)) {
       context.logger.error(
         { err: error, execution_id: run.execution.id, pipeline_id: run.pipelineId },
@@ -136,7 +135,7 @@ export async function runStages(context: RunContext, run: StagedRun): Promise<Pi
     try {
       failure = await advance(context, run, planned, tally);
     } catch (error) {
-      if (!(error instanceof AwaitingApproval)) throw error;
+      if (!context.executor.isAwaitingApproval(error)) throw error;
       // A stage's agent waits for a person: the run pauses with its plan, for any instance to
       // continue once decided (completed stages are read back then, not rerun).
       await context.executions.pause(

@@ -12,7 +12,6 @@ import {
   type ExecutionError,
 } from './executions/execution.js';
 import { defineOwn } from '../../validation/safe-keys.js';
-import { executionStepLog } from '../agents/step-log.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 import type { PipelineStage } from './pipeline.js';
 import {
@@ -177,13 +176,7 @@ export class StageRun {
             signal,
             model: prepared.model ?? null,
             // A tool-calling agent's steps are the stage's: a paused stage goes on from them.
-            steps: executionStepLog(
-              this.context.executions,
-              this.execution.id,
-              this.recordId,
-              recorded,
-              this.context.executor.approvalTimeoutMs,
-            ),
+            steps: this.context.executor.stageStepLog(this.execution.id, this.recordId, recorded),
           },
         );
         this.tokensUsed += run.tokensUsed;

@@ -1,15 +1,7 @@
 // The tool sources outside the platform (MCP servers, OpenAPI documents), as a ToolAgent sees
 // them: their entries' schemas, their save-time checks and their tools for one run — the tools
 // module's ToolSources.
-import type { TSchema } from 'typebox';
-import {
-  McpToolSourceSchema,
-  OpenApiToolSourceSchema,
-  type OpenedToolSources,
-  type ToolSources,
-} from '../../tools/module.js';
-
-export const externalToolEntrySchemas: TSchema[] = [McpToolSourceSchema, OpenApiToolSourceSchema];
+import type { OpenedToolSources, ToolSources } from '../../tools/tool-sources.js';
 
 export interface ExternalTools {
   /**

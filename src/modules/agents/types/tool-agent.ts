@@ -10,7 +10,8 @@ import {
   InvalidParameterError,
   MissingParameterError,
 } from '../../../errors/app-error.js';
-import { executionError, type StepRecord } from '../../pipelines/executions/execution.js';
+import type { StepRecord } from '../../pipelines/executions/execution.js';
+import { executionError } from '../../../errors/execution-error.js';
 import type { ChatTurn, FunctionTool, GenerationResult, ToolCall } from '../../../models/spec.js';
 import type { ToolBox, ToolSpec } from '../../tools/tool.js';
 import {
@@ -20,7 +21,7 @@ import {
   type StepLog,
   type ToolOpener,
 } from '../agent-type.js';
-import { toolEntrySchema } from '../tools/tool-entries.js';
+import type { TSchema } from 'typebox';
 
 export interface ToolConfiguration {
   instructions?: string;
@@ -50,29 +51,31 @@ const limits = {
   }),
 };
 
-const configurationSchema = Type.Object(
-  {
-    instructions: Type.Optional(
-      Type.String({ maxLength: 8000, description: 'The system prompt: what the agent is for.' }),
-    ),
-    tools: Type.Array(toolEntrySchema, {
-      minItems: 1,
-      maxItems: 20,
-      description:
-        'Where its tools come from: MCP servers, OpenAPI documents, and the built-ins (knowledge_search, web_search, read_page, agent, pipeline). See docs/tools.md.',
-    }),
-    max_steps: { ...limits.max_steps, default: 10 },
-    time_budget_ms: { ...limits.time_budget_ms, default: 120_000 },
-    token_budget: { ...limits.token_budget, default: 50_000 },
-    max_result_chars: Type.Integer({
-      minimum: 200,
-      maximum: 100_000,
-      default: 8000,
-      description: 'A tool result is cut to this many characters before the model sees it.',
-    }),
-  },
-  { additionalProperties: false },
-);
+/** The configuration's schema, with the schema of one `tools` entry (composed by the wiring). */
+const configurationSchemaOf = (toolEntrySchema: TSchema) =>
+  Type.Object(
+    {
+      instructions: Type.Optional(
+        Type.String({ maxLength: 8000, description: 'The system prompt: what the agent is for.' }),
+      ),
+      tools: Type.Array(toolEntrySchema, {
+        minItems: 1,
+        maxItems: 20,
+        description:
+          'Where its tools come from: MCP servers, OpenAPI documents, and the built-ins (knowledge_search, web_search, read_page, agent, pipeline). See docs/tools.md.',
+      }),
+      max_steps: { ...limits.max_steps, default: 10 },
+      time_budget_ms: { ...limits.time_budget_ms, default: 120_000 },
+      token_budget: { ...limits.token_budget, default: 50_000 },
+      max_result_chars: Type.Integer({
+        minimum: 200,
+        maximum: 100_000,
+        default: 8000,
+        description: 'A tool result is cut to this many characters before the model sees it.',
+      }),
+    },
+    { additionalProperties: false },
+  );
 
 const parametersSchema = Type.Object(
   {
@@ -486,7 +489,9 @@ export interface ToolChecks {
 export function createToolAgent(
   opener: ToolOpener,
   checks: ToolChecks,
+  toolEntrySchema: TSchema,
 ): AgentType<ToolConfiguration> {
+  const configurationSchema = configurationSchemaOf(toolEntrySchema);
   return {
     id: 'ToolAgent',
     name: 'Tool agent',

@@ -6,7 +6,7 @@ import { access } from '../../../auth/scopes.js';
 import { featurePlugin, type FeaturePlugin } from '../../../http/feature-plugin.js';
 import type { ExecutionEvent } from './execution.js';
 import type { ExecutionService } from './execution-service.js';
-import { ObjectIdSchema } from '../../../http/schemas/common.js';
+import { commonParameters, ObjectIdSchema } from '../../../http/schemas/common.js';
 import {
   guardAnswer,
   sendEventStream,
@@ -110,6 +110,7 @@ function followRoute(app: App, { executions, credentialWatch }: ExecutionRoutesD
 
 const ApproveBody = Type.Object(
   {
+    ...commonParameters(),
     step_id: Type.Optional(
       ObjectIdSchema('The waiting call to approve (`step_…`); default: the first waiting.'),
     ),
@@ -125,6 +126,7 @@ const ApproveBody = Type.Object(
 
 const RejectBody = Type.Object(
   {
+    ...commonParameters(),
     step_id: Type.Optional(
       ObjectIdSchema('The waiting call to reject (`step_…`); default: the first waiting.'),
     ),
@@ -148,7 +150,7 @@ function decisionRoutes(app: App, approvals: ApprovalService): void {
         description:
           'The call runs — with `arguments` when given, else as proposed — and the run goes on in the background, on whichever instance takes it from the job queue (follow it with GET …/events). When several calls of one turn wait, the run goes on once each is decided. 409 when the execution is not `waiting_for_approval` or the call was already decided; 404 for another account’s execution.',
         params: ExecutionIdParams,
-        body: Type.Union([ApproveBody, Type.Null()]),
+        body: ApproveBody,
         response: { 200: Type.Object({ execution: ExecutionSchema }) },
       },
     },
@@ -175,7 +177,7 @@ function decisionRoutes(app: App, approvals: ApprovalService): void {
         description:
           'The run ends `failed` with the error `approval_rejected`, the `reason` recorded on the call and in the error. 409 when the execution is not `waiting_for_approval` or the call was already decided; 404 for another account’s execution.',
         params: ExecutionIdParams,
-        body: Type.Union([RejectBody, Type.Null()]),
+        body: RejectBody,
         response: { 200: Type.Object({ execution: ExecutionSchema }) },
       },
     },
