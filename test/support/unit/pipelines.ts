@@ -3,6 +3,9 @@
 // with a change feed of this process only, and the in-process job queue. Agents' text work runs on
 // the calling thread (the executor's default), so no worker thread starts.
 import type { KnowledgeSearcher } from '../../../src/modules/agents/agent-type.js';
+import Type from 'typebox';
+import { createToolAgent } from '../../../src/modules/agents/types/tool-agent.js';
+import { builtinToolEntrySchemas } from '../../../src/modules/agents/tools/tool-entries.js';
 import { AgentCatalog } from '../../../src/modules/agents/agent-catalog.js';
 import { AgentExecutor, AgentRunError } from '../../../src/modules/agents/agent-executor.js';
 import { AgentService } from '../../../src/modules/agents/agent-service.js';
@@ -85,6 +88,13 @@ async function agentCatalog(
     generationAgent,
     createWebAgent(unit.config.web, unit.config.secrets, text),
     createStructureAgent(),
+    // Registered as every type must be; the pipeline units run no ToolAgent (test/http/tool-agent
+    // does, through the service's real tool sources).
+    createToolAgent(
+      { open: () => Promise.reject(new Error('no tools in the pipeline unit tests')) },
+      { prepare: (_accountId, entries) => Promise.resolve(entries), shown: (entries) => entries },
+      Type.Union(builtinToolEntrySchemas(Type.String(), Type.Boolean())),
+    ),
   ]);
   return { catalog, knowledge };
 }
