@@ -9,6 +9,7 @@ import { runRoutingBenchmark } from './routing.js';
 import { runSpeechBenchmark } from './speech.js';
 import { runSoakBenchmark } from './soak.js';
 import { runFirstRunBenchmark } from './first-run.js';
+import { runMcpBenchmark } from './mcp.js';
 
 const benchmarks: Record<string, () => Promise<void>> = {
   auth: runAuthBenchmark,
@@ -21,6 +22,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   speech: runSpeechBenchmark,
   soak: runSoakBenchmark,
   'first-run': runFirstRunBenchmark,
+  mcp: runMcpBenchmark,
 };
 
 const names = process.argv.slice(2);
