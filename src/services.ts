@@ -216,13 +216,8 @@ async function runModules(
             executions,
             pipelines: pipelineTools(() => pipelines),
             toolSources,
-            onPaused: (executionId, accountId) => {
-              pipelines.approvals
-                .paused(executionId, accountId)
-                .catch((error: unknown) =>
-                  logger.warn({ err: error }, 'watching an approval deadline'),
-                );
-            },
+            onPaused: (executionId, accountId) =>
+              pipelines.approvals.paused(executionId, accountId),
             logger,
             now,
           }),

@@ -21,7 +21,7 @@ import {
   type TextWork,
 } from './agent-type.js';
 import type { Execution } from '../pipelines/executions/execution.js';
-import { executionStepLog } from './step-log.js';
+import { executionStepLog, memoryStepLog } from './step-log.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from '../../validation/schema-validator.js';
 import { assertSafeKeys, assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
@@ -151,7 +151,7 @@ export class AgentExecutor {
           models,
           signal,
           text: this.options.text ?? inlineTextWork,
-          steps: options.steps,
+          steps: options.steps ?? memoryStepLog(this.options.executions),
           depth: options.depth ?? 0,
         },
         agent.configuration,
@@ -197,21 +197,13 @@ export class AgentExecutor {
     return this.carryOut(execution, agent, request, parameters, signal, []);
   }
 
-  /** The log of an agent execution's own steps. */
-  stepLog(executionId: string, recorded: Parameters<typeof executionStepLog>[3]): StepLog {
-    return executionStepLog(
-      this.options.executions,
-      executionId,
-      null,
-      recorded,
-      this.approvalTimeoutMs,
-    );
-  }
-
-  /** The log of the steps a stage's agent takes (its record `stageRecordId`) in a pipeline run. */
-  stageStepLog(
+  /**
+   * The log of the steps an agent takes in execution `executionId`: its own (`stageRecordId`
+   * null), or a pipeline stage's (that stage record's).
+   */
+  stepLog(
     executionId: string,
-    stageRecordId: string,
+    stageRecordId: string | null,
     recorded: Parameters<typeof executionStepLog>[3],
   ): StepLog {
     return executionStepLog(
@@ -279,7 +271,7 @@ export class AgentExecutor {
         callerAccountId: execution.accountId,
         signal,
         model: request.model ?? null,
-        steps: this.stepLog(execution.id, recorded),
+        steps: this.stepLog(execution.id, null, recorded),
       });
       await this.options.executions.finish(execution, {
         status: 'completed',

@@ -110,8 +110,8 @@ export interface AgentRunContext {
   models: AgentModels;
   signal: AbortSignal;
   text: TextWork;
-  /** Where tool-calling agents record their steps (memory when not given). */
-  steps?: StepLog | undefined;
+  /** Where tool-calling agents record their steps: the execution's, or memory for a nested run. */
+  steps: StepLog;
   /** How deep in agents calling agents as tools this run is (0: called by a client). */
   depth?: number | undefined;
 }

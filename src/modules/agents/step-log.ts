@@ -30,3 +30,20 @@ export function executionStepLog(
     },
   };
 }
+
+/** The steps of a run kept in memory: a nested run (an agent called as a tool) cannot pause. */
+export function memoryStepLog(executions: Pick<ExecutionService, 'draftStep'>): StepLog {
+  let position = 0;
+  return {
+    previous: [],
+    canPause: false,
+    approvalTimeoutMs: 0,
+    add(step) {
+      position += 1;
+      return Promise.resolve(
+        executions.draftStep(`step_${position}`, position, { ...step, stageRecordId: null }),
+      );
+    },
+    update: () => Promise.resolve(true),
+  };
+}

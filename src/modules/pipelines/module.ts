@@ -226,13 +226,8 @@ async function wirePipelines(
   observeJobs(jobs, dependencies.metrics);
   const approvals = new ApprovalService({ executions, queue: jobs, logger, now });
   closers.add('approval deadlines', () => approvals.close());
-  const onPaused = (executionId: string, accountId: string) => {
-    approvals
-      .paused(executionId, accountId)
-      .catch((error: unknown) =>
-        logger.warn({ err: error, execution_id: executionId }, 'watching an approval deadline'),
-      );
-  };
+  const onPaused = (executionId: string, accountId: string) =>
+    approvals.paused(executionId, accountId);
   const agents = dependencies.agents(executions);
   const pipelines = new PipelineService({
     pipelines: new PipelinesRepository(storage.db),

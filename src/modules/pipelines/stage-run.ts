@@ -176,7 +176,7 @@ export class StageRun {
             signal,
             model: prepared.model ?? null,
             // A tool-calling agent's steps are the stage's: a paused stage goes on from them.
-            steps: this.context.executor.stageStepLog(this.execution.id, this.recordId, recorded),
+            steps: this.context.executor.stepLog(this.execution.id, this.recordId, recorded),
           },
         );
         this.tokensUsed += run.tokensUsed;

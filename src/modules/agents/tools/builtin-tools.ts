@@ -69,7 +69,7 @@ export function builtinTool(
     description: described ?? description,
     parameters,
     source: name,
-    requiresApproval: needsApproval(entry, name) || entry.requires_approval === true,
+    requiresApproval: needsApproval(entry, name),
   });
   const guarded =
     (run: (args: Record<string, unknown>, signal: AbortSignal) => Promise<ToolOutcome>) =>

@@ -138,39 +138,6 @@ function toolTurnOf(step: StepRecord): ChatTurn {
   return { role: 'tool', toolCallId: step.callId ?? '', content };
 }
 
-/** The steps of a run kept in memory: a nested run (an agent called as a tool) cannot pause. */
-export function memoryStepLog(): StepLog {
-  let position = 0;
-  return {
-    previous: [],
-    canPause: false,
-    approvalTimeoutMs: 0,
-    add(step) {
-      position += 1;
-      return Promise.resolve({
-        id: `step_${position}`,
-        executionId: '',
-        stageRecordId: null,
-        position,
-        kind: step.kind,
-        name: step.name,
-        callId: step.callId ?? null,
-        arguments: step.arguments ?? null,
-        output: step.output ?? null,
-        status: step.status,
-        error: step.error ?? null,
-        decision: null,
-        tokensUsed: step.tokensUsed ?? 0,
-        durationMs: step.durationMs ?? null,
-        startedAt: step.startedAt,
-        completedAt: step.completedAt ?? null,
-        expiresAt: step.expiresAt ?? null,
-      });
-    },
-    update: () => Promise.resolve(true),
-  };
-}
-
 /** One run of the loop: its tools, its limits, its log and what it has spent. */
 class ToolLoop {
   private readonly messages: ChatTurn[];
@@ -224,14 +191,16 @@ class ToolLoop {
         { details: { limit: 'token_budget' } },
       );
     }
-    if (this.elapsed() >= settings.time_budget_ms) {
-      return new AppError(
-        'limit_reached',
-        `The agent worked for its whole time budget (${settings.time_budget_ms} ms) without a final answer.`,
-        { details: { limit: 'time_budget_ms' } },
-      );
-    }
+    if (this.elapsed() >= settings.time_budget_ms) return this.timeBudgetError();
     return null;
+  }
+
+  private timeBudgetError(): AppError {
+    return new AppError(
+      'limit_reached',
+      `The agent worked for its whole time budget (${this.settings.time_budget_ms} ms) without a final answer.`,
+      { details: { limit: 'time_budget_ms' } },
+    );
   }
 
   /** The signal of one model turn or tool call: the run's, and the time budget's remainder. */
@@ -316,13 +285,7 @@ class ToolLoop {
       });
     } catch (error) {
       const failed =
-        budget.timedOut() && !(error instanceof AppError)
-          ? new AppError(
-              'limit_reached',
-              `The agent worked for its whole time budget (${this.settings.time_budget_ms} ms) without a final answer.`,
-              { details: { limit: 'time_budget_ms' } },
-            )
-          : error;
+        budget.timedOut() && !(error instanceof AppError) ? this.timeBudgetError() : error;
       await this.log.add({
         kind: 'model',
         name: this.context.models.name ?? 'model',
@@ -527,8 +490,7 @@ export function createToolAgent(
         callerAccountId: context.callerAccountId,
       });
       try {
-        const log = context.steps ?? memoryStepLog();
-        return await new ToolLoop(context, settings, box, log, input.query ?? '').run();
+        return await new ToolLoop(context, settings, box, context.steps, input.query ?? '').run();
       } finally {
         await box.close();
       }

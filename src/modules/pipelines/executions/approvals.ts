@@ -178,12 +178,23 @@ export class ApprovalService {
     this.timer.unref();
   }
 
-  /** The deadline of the run's waiting calls, once paused: watched from here. */
-  async paused(executionId: string, accountId: string): Promise<void> {
-    const detail = await this.options.executions.get(accountId, executionId);
-    for (const step of detail.steps) {
-      if (step.status === 'waiting_for_approval') this.watch(step.expiresAt);
-    }
+  /**
+   * The deadline of the run's waiting calls, once paused: watched from here. A failure to read
+   * them is logged (the heartbeat's sweep still ends the run on time).
+   */
+  paused(executionId: string, accountId: string): void {
+    this.options.executions.get(accountId, executionId).then(
+      (detail) => {
+        for (const step of detail.steps) {
+          if (step.status === 'waiting_for_approval') this.watch(step.expiresAt);
+        }
+      },
+      (error: unknown) =>
+        this.options.logger.warn(
+          { err: error, execution_id: executionId },
+          'watching an approval deadline',
+        ),
+    );
   }
 
   close(): void {

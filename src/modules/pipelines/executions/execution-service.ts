@@ -7,6 +7,7 @@ import type { ExecutionsRepository } from './executions.repository.js';
 import type { ExecutionChangeFeed } from './change-feed.js';
 import {
   executionError,
+  stepRecordOf,
   type Execution,
   type ExecutionDetail,
   type ExecutionEvent,
@@ -122,27 +123,14 @@ export class ExecutionService {
     return { execution, stages, steps };
   }
 
+  /** A step's record as `addStep` would make it, kept in memory (a nested run's, never stored). */
+  draftStep(id: string, position: number, step: NewStep): StepRecord {
+    return stepRecordOf(id, '', position, step);
+  }
+
   /** Records a step of a tool-calling agent, after the run's last (positions are the run's). */
   async addStep(executionId: string, position: number, step: NewStep): Promise<StepRecord> {
-    const record: StepRecord = {
-      id: newId('step'),
-      executionId,
-      stageRecordId: step.stageRecordId,
-      position,
-      kind: step.kind,
-      name: step.name,
-      callId: step.callId ?? null,
-      arguments: step.arguments ?? null,
-      output: step.output ?? null,
-      status: step.status,
-      error: step.error ?? null,
-      decision: null,
-      tokensUsed: step.tokensUsed ?? 0,
-      durationMs: step.durationMs ?? null,
-      startedAt: step.startedAt,
-      completedAt: step.completedAt ?? null,
-      expiresAt: step.expiresAt ?? null,
-    };
+    const record = stepRecordOf(newId('step'), executionId, position, step);
     await this.options.repository.insertStep(record);
     this.options.feed.changed(executionId);
     return record;

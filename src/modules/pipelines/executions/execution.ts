@@ -148,6 +148,34 @@ export interface NewStep {
   expiresAt?: string | null;
 }
 
+/** The record of a new step: its fields as given, the rest empty (no decision yet). */
+export function stepRecordOf(
+  id: string,
+  executionId: string,
+  position: number,
+  step: NewStep,
+): StepRecord {
+  return {
+    id,
+    executionId,
+    stageRecordId: step.stageRecordId,
+    position,
+    kind: step.kind,
+    name: step.name,
+    callId: step.callId ?? null,
+    arguments: step.arguments ?? null,
+    output: step.output ?? null,
+    status: step.status,
+    error: step.error ?? null,
+    decision: null,
+    tokensUsed: step.tokensUsed ?? 0,
+    durationMs: step.durationMs ?? null,
+    startedAt: step.startedAt,
+    completedAt: step.completedAt ?? null,
+    expiresAt: step.expiresAt ?? null,
+  };
+}
+
 export interface StepUpdate {
   status: StepStatus;
   arguments?: Record<string, unknown> | null;
