@@ -4,7 +4,7 @@
 // not decided by its deadline ends its run too — watched by a timer on the instance that paused
 // it, and swept by every instance's heartbeat (so a restart loses no deadline).
 import type { Logger } from 'pino';
-import { ConflictError, InvalidParameterError, NotFoundError } from '../../../errors/app-error.js';
+import { ConflictError, NotFoundError } from '../../../errors/app-error.js';
 import type { JobQueue } from '../../../jobs/job-queue.js';
 import type { ExecutionService } from './execution-service.js';
 import { executionError, type ExecutionDetail, type StepRecord } from './execution.js';
@@ -201,13 +201,4 @@ export class ApprovalService {
     this.closed = true;
     clearTimeout(this.timer);
   }
-}
-
-/** The `arguments` of an approval: a JSON object, when given. */
-export function approvalArguments(value: unknown): Record<string, unknown> | undefined {
-  if (value === undefined) return undefined;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidParameterError('arguments', "'arguments' must be a JSON object.");
-  }
-  return value as Record<string, unknown>;
 }

@@ -14,8 +14,12 @@ import {
   untilCredentialsEnd,
 } from '../../../http/streaming.js';
 import { principalOf, type App } from '../../../http/types.js';
-import { ExecutionSchema, executionEventToJson, executionToJson } from './executions.schemas.js';
-import { approvalArguments, type ApprovalService } from './approvals.js';
+import {
+  ExecutionSchema,
+  executionDetailToJson,
+  executionEventToJson,
+} from './executions.schemas.js';
+import type { ApprovalService } from './approvals.js';
 
 const ExecutionIdParams = Type.Object({ execution_id: ObjectIdSchema('exec_…') });
 
@@ -56,11 +60,11 @@ function readRoute(app: App, executions: ExecutionService): void {
       },
     },
     async (request) => {
-      const { execution, stages, steps } = await executions.get(
+      const detail = await executions.get(
         principalOf(request).accountId,
         request.params.execution_id,
       );
-      return { execution: executionToJson(execution, stages, steps) };
+      return { execution: executionDetailToJson(detail) };
     },
   );
 }
@@ -156,14 +160,14 @@ function decisionRoutes(app: App, approvals: ApprovalService): void {
     },
     async (request) => {
       const principal = principalOf(request);
-      const body = request.body ?? {};
-      const { execution, stages, steps } = await approvals.decide(
+      const { step_id: stepId, arguments: args } = request.body;
+      const detail = await approvals.decide(
         principal.accountId,
         request.params.execution_id,
-        { approve: true, stepId: body.step_id, arguments: approvalArguments(body.arguments) },
+        { approve: true, stepId, arguments: args },
         principal.keyId,
       );
-      return { execution: executionToJson(execution, stages, steps) };
+      return { execution: executionDetailToJson(detail) };
     },
   );
   app.post(
@@ -183,14 +187,14 @@ function decisionRoutes(app: App, approvals: ApprovalService): void {
     },
     async (request) => {
       const principal = principalOf(request);
-      const body = request.body ?? {};
-      const { execution, stages, steps } = await approvals.decide(
+      const { step_id: stepId, reason } = request.body;
+      const detail = await approvals.decide(
         principal.accountId,
         request.params.execution_id,
-        { approve: false, stepId: body.step_id, reason: body.reason },
+        { approve: false, stepId, reason },
         principal.keyId,
       );
-      return { execution: executionToJson(execution, stages, steps) };
+      return { execution: executionDetailToJson(detail) };
     },
   );
 }

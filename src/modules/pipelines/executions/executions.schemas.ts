@@ -4,6 +4,7 @@ import Type from 'typebox';
 import type {
   Execution,
   ExecutionError,
+  ExecutionDetail,
   ExecutionEvent,
   StageRecord,
   StepRecord,
@@ -213,6 +214,11 @@ export function executionToJson(
       .filter((step) => step.status === 'waiting_for_approval')
       .map(stepRecordToJson),
   };
+}
+
+/** An execution read with its stages and steps, as GET /v1/executions/{id} answers it. */
+export function executionDetailToJson(detail: ExecutionDetail) {
+  return executionToJson(detail.execution, detail.stages, detail.steps);
 }
 
 export function executionListEntry(execution: Execution) {
