@@ -6,14 +6,21 @@
 // a ratio to direct — and turns stored per second by /v1/chat. Targets (issue 13): added p50
 // ≤ 0.7 ms, throughput ≥ 0.45× direct at concurrency 50, CPU ≤ 0.45 ms per plain request and
 // ≤ 0.9 ms per streamed one, streamed time to first token added ≤ 0.7 ms.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
-import { freePort, machine, startServer, stopProcess, writeResults } from './support.js';
+import {
+  clockTicks,
+  cpuMs,
+  freePort,
+  machine,
+  startServer,
+  stopProcess,
+  writeResults,
+} from './support.js';
 
 const sequentialRounds = Number(process.env.BENCH_ROUNDS ?? 20);
 const requestsPerRound = Number(process.env.BENCH_REQUESTS_PER_ROUND ?? 100);
@@ -132,21 +139,6 @@ async function sequential(direct: Target, bare: Target, platform: Target, stream
     added_p50_ms: round3(platformSummary.p50_ms - directSummary.p50_ms),
     added_p99_ms: round3(platformSummary.p99_ms - directSummary.p99_ms),
   };
-}
-
-/** Clock ticks per second of /proc's CPU times. */
-const clockTicks = (() => {
-  const result = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
-  const ticks = Number(result.stdout?.trim());
-  return Number.isFinite(ticks) && ticks > 0 ? ticks : 100;
-})();
-
-/** User plus system CPU time of a process so far, in ms (Linux /proc). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After the command: state is field 3, utime 14 and stime 15 (1-based, from the pid).
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
 }
 
 /**

@@ -5,28 +5,14 @@
 // (both search one knowledge base). The MCP server is stateless: a new SDK server and transport per
 // request, its tools read from the database each time; the ratio says what that design costs.
 // Rounds alternate between the four kinds so that a change in the machine's speed hits them alike.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
-import { freePort, machine, startServer, stopProcess, writeResults } from './support.js';
+import { cpuMs, machine, startBuiltService, stopProcess, writeResults } from './support.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
 const requestsPerRound = Number(process.env.BENCH_REQUESTS_PER_ROUND ?? 300);
-
-const clockTicks = (() => {
-  const result = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
-  const ticks = Number(result.stdout?.trim());
-  return Number.isFinite(ticks) && ticks > 0 ? ticks : 100;
-})();
-
-/** User plus system CPU time of a process so far, in ms (Linux /proc). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
-}
 
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
@@ -34,34 +20,9 @@ export async function runMcpBenchmark(): Promise<void> {
   if (process.platform !== 'linux') throw new Error('the MCP benchmark reads /proc (Linux)');
   const directory = mkdtempSync(path.join(tmpdir(), 'bench-mcp-'));
   const adminKey = generateApiKey();
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const { server, base } = await startBuiltService(directory, adminKey);
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const mcpHeaders = { ...headers, accept: 'application/json, text/event-stream' };
-  const configFile = path.join(directory, 'platform.config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      rate_limits: {
-        default_tier: 'bench',
-        tiers: { bench: { per_minute: 1_000_000, per_day: 10_000_000 } },
-      },
-    }),
-  );
-  const server = await startServer(
-    process.execPath,
-    ['dist/main.js'],
-    {
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${path.join(directory, 'platform.db')}`,
-      PLATFORM_ADMIN_KEY: adminKey,
-      PLATFORM_CONFIG: configFile,
-      MODEL_AUTO_PULL: 'false',
-      LOG_LEVEL: 'warn',
-    },
-    path.join(directory, 'service.log'),
-    `${base}/v1/health`,
-  );
   try {
     const post = async (url: string, body: unknown, extra = headers) => {
       const response = await fetch(`${base}${url}`, {

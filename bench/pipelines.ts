@@ -2,11 +2,11 @@
 // agents are instant (StructureAgent on a five-row table), run one at a time over HTTP against the
 // built service on SQLite, every stage record written. Per-stage overhead = (t11 − t1) / 10, from
 // the medians and from the 99th percentiles. Target: under 2 ms per stage at p50.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
-import { freePort, machine, startServer, stopProcess, writeResults } from './support.js';
+import { machine, startBuiltService, stopProcess, writeResults } from './support.js';
 
 const runsPerSize = Number(process.env.BENCH_RUNS ?? 300);
 const longStages = 11;
@@ -21,33 +21,8 @@ const round3 = (value: number) => Math.round(value * 1000) / 1000;
 export async function runPipelinesBenchmark(): Promise<void> {
   const directory = mkdtempSync(path.join(tmpdir(), 'bench-pipelines-'));
   const adminKey = generateApiKey();
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const { server, base } = await startBuiltService(directory, adminKey);
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
-  const configFile = path.join(directory, 'platform.config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      rate_limits: {
-        default_tier: 'bench',
-        tiers: { bench: { per_minute: 1_000_000, per_day: 10_000_000 } },
-      },
-    }),
-  );
-  const server = await startServer(
-    process.execPath,
-    ['dist/main.js'],
-    {
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${path.join(directory, 'platform.db')}`,
-      PLATFORM_ADMIN_KEY: adminKey,
-      PLATFORM_CONFIG: configFile,
-      MODEL_AUTO_PULL: 'false',
-      LOG_LEVEL: 'warn',
-    },
-    path.join(directory, 'service.log'),
-    `${base}/v1/health`,
-  );
   try {
     const post = async (url: string, body: unknown) => {
       const response = await fetch(`${base}${url}`, {

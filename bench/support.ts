@@ -1,7 +1,8 @@
 // Shared benchmark plumbing: child-process servers, free ports, result files.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -79,4 +80,56 @@ export function writeResults(name: string, json: unknown, markdown: string): str
   writeFileSync(`${directory}${name}.json`, `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(`${directory}${name}.md`, markdown);
   return `${directory}${name}.md`;
+}
+
+/** Clock ticks per second of /proc's CPU times. */
+export const clockTicks = (() => {
+  const result = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  const ticks = Number(result.stdout?.trim());
+  return Number.isFinite(ticks) && ticks > 0 ? ticks : 100;
+})();
+
+/** User plus system CPU time of a process so far, in ms (Linux /proc). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the command: state is field 3, utime 14 and stime 15 (1-based, from the pid).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+}
+
+/**
+ * The built service (`dist/main.js`) on a SQLite file in `directory`, with a rate-limit tier
+ * roomy enough that a benchmark never meets it, answering at the returned base URL.
+ */
+export async function startBuiltService(
+  directory: string,
+  adminKey: string,
+): Promise<{ server: ChildProcess; base: string }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const configFile = path.join(directory, 'platform.config.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      rate_limits: {
+        default_tier: 'bench',
+        tiers: { bench: { per_minute: 1_000_000, per_day: 10_000_000 } },
+      },
+    }),
+  );
+  const server = await startServer(
+    process.execPath,
+    ['dist/main.js'],
+    {
+      PORT: String(port),
+      DATABASE_URL: `sqlite:${path.join(directory, 'platform.db')}`,
+      PLATFORM_ADMIN_KEY: adminKey,
+      PLATFORM_CONFIG: configFile,
+      MODEL_AUTO_PULL: 'false',
+      LOG_LEVEL: 'warn',
+    },
+    path.join(directory, 'service.log'),
+    `${base}/v1/health`,
+  );
+  return { server, base };
 }
