@@ -1,6 +1,7 @@
 // The tool connections' configuration (`tools` in the config file): which private addresses MCP
 // servers and OpenAPI-described APIs may be at, how long a call may take, how long a server's tool
-// list is kept, how much of an answer is kept, and which environment variables may hold their
+// list is kept, how much of an answer is read and kept, how many calls a model turn may make and
+// how large their arguments may be, and which environment variables may hold their
 // tokens. The operator key that seals stored tokens (`TOOL_SECRETS_KEY`) is checked here and read
 // when used, never kept in the configuration. The allow-list's entries are checked by the loader.
 import Type, { type Static } from 'typebox';
@@ -14,6 +15,9 @@ export const ToolsFileSchema = Closed({
   list_cache_ttl_ms: OptionalInteger(0, 86_400_000),
   max_result_chars: OptionalInteger(100, 1_000_000),
   approval_timeout_ms: OptionalInteger(1000, 30 * 86_400_000),
+  max_calls_per_turn: OptionalInteger(1, 256),
+  max_argument_bytes: OptionalInteger(1024, 16 * 1024 * 1024),
+  max_response_bytes: OptionalInteger(64 * 1024, 256 * 1024 * 1024),
   secret_env_prefix: Type.Optional(
     Type.String({
       pattern: '^[A-Za-z_][A-Za-z0-9_]{1,63}$',
@@ -56,5 +60,11 @@ export function toolsConfig(file: ToolsFile = {}) {
     secretEnvPrefix: file.secret_env_prefix ?? 'TOOL_SECRET_',
     /** How long a ToolAgent's call waits for a person's approval before its run fails. */
     approvalTimeoutMs: file.approval_timeout_ms ?? 86_400_000,
+    /** Tool calls one model turn may make; the rest are answered to the model as refused. */
+    maxCallsPerTurn: file.max_calls_per_turn ?? 16,
+    /** Bytes of one call's arguments (as the model wrote them); larger ones are not parsed. */
+    maxArgumentBytes: file.max_argument_bytes ?? 64 * 1024,
+    /** Bytes of a tool server's answer read at most; past it the call fails unread. */
+    maxResponseBytes: file.max_response_bytes ?? 4 * 1024 * 1024,
   };
 }
