@@ -115,6 +115,7 @@ describe('MCP servers over Streamable HTTP', () => {
     expect(echo).toMatchObject({
       source: 'demo',
       requiresApproval: false,
+      idempotent: false,
       description: 'Repeats a text.',
     });
     expect(echo.parameters).toMatchObject({
@@ -322,6 +323,7 @@ describe('stored tokens', () => {
         name: 'sealed',
         url: server.url,
         requires_approval: false,
+        idempotent: false,
         bearer_token_set: true,
       },
     ]);
@@ -825,6 +827,9 @@ describe('the tools configuration', () => {
       maxResultChars: 20_000,
       secretEnvPrefix: 'TOOL_SECRET_',
       approvalTimeoutMs: 86_400_000,
+      maxCallsPerTurn: 16,
+      maxArgumentBytes: 65_536,
+      maxResponseBytes: 4_194_304,
     });
     const configured = loadConfig({
       env: {},

@@ -379,6 +379,12 @@ export interface AppConfig {
     readonly secretEnvPrefix: string;
     /** How long a ToolAgent's call waits for a person's approval before its run fails. */
     readonly approvalTimeoutMs: number;
+    /** Tool calls one model turn may make; the model is told the rest were not made. */
+    readonly maxCallsPerTurn: number;
+    /** Bytes of one call's arguments; larger ones are not parsed, called or stored. */
+    readonly maxArgumentBytes: number;
+    /** Bytes of a tool server's answer read at most; past it the call fails unread. */
+    readonly maxResponseBytes: number;
   };
   /** The chat routes' limits (`chat` in the config file). */
   readonly chat: {

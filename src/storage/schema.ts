@@ -178,7 +178,14 @@ export interface ExecutionStepsTable {
   /** JSON documents. */
   arguments: string | null;
   output: string | null;
-  status: 'running' | 'completed' | 'failed' | 'waiting_for_approval' | 'approved' | 'rejected';
+  status:
+    | 'running'
+    | 'completed'
+    | 'failed'
+    | 'waiting_for_approval'
+    | 'interrupted'
+    | 'approved'
+    | 'rejected';
   error: string | null;
   decision: string | null;
   tokens_used: number;
@@ -186,6 +193,8 @@ export interface ExecutionStepsTable {
   started_at: string;
   completed_at: string | null;
   expires_at: string | null;
+  /** The tool's input schema while a call waits for a decision (migration 017), JSON. */
+  tool_schema: string | null;
 }
 
 export interface ExecutionStagesTable {

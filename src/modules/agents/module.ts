@@ -28,6 +28,7 @@ import {
   McpToolSourceSchema,
   OpenApiToolSourceSchema,
   RequiresApprovalSchema,
+  IdempotentSchema,
   ToolEntryNameSchema,
   type ToolSources,
 } from '../tools/module.js';
@@ -172,8 +173,12 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
       Type.Union([
         McpToolSourceSchema,
         OpenApiToolSourceSchema,
-        ...builtinToolEntrySchemas(ToolEntryNameSchema, RequiresApprovalSchema),
+        ...builtinToolEntrySchemas(ToolEntryNameSchema, RequiresApprovalSchema, IdempotentSchema),
       ]),
+      {
+        maxCallsPerTurn: config.tools.maxCallsPerTurn,
+        maxArgumentBytes: config.tools.maxArgumentBytes,
+      },
     ),
   ]);
   const service = new AgentService({

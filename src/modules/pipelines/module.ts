@@ -42,7 +42,7 @@ export interface PipelineAgents {
 }
 
 export interface PipelinesModuleDependencies {
-  readonly config: Pick<AppConfig, 'database' | 'jobs'>;
+  readonly config: Pick<AppConfig, 'database' | 'jobs' | 'tools'>;
   readonly storage: Pick<Storage, 'db'>;
   /** Carries execution changes and the job queue between instances, when REDIS_URL is set. */
   readonly redis: Redis | null;
@@ -224,7 +224,13 @@ async function wirePipelines(
   // The pipeline runner's close() is the queue's.
   closers.add('job queue', () => jobs.close());
   observeJobs(jobs, dependencies.metrics);
-  const approvals = new ApprovalService({ executions, queue: jobs, logger, now });
+  const approvals = new ApprovalService({
+    executions,
+    queue: jobs,
+    logger,
+    maxArgumentBytes: dependencies.config.tools.maxArgumentBytes,
+    now,
+  });
   closers.add('approval deadlines', () => approvals.close());
   const onPaused = (executionId: string, accountId: string) =>
     approvals.paused(executionId, accountId);

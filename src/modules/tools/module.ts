@@ -8,6 +8,7 @@ import { ToolSources } from './tool-sources.js';
 export type { ToolBox, ToolOutcome, ToolSpec } from './tool.js';
 export {
   externalToolSourceTypes,
+  IdempotentSchema,
   McpToolSourceSchema,
   OpenApiToolSourceSchema,
   RequiresApprovalSchema,

@@ -74,6 +74,13 @@ const BearerTokenSetSchema = Type.Boolean({
   description: 'Shown back when a token is stored; ignored when given (the stored token is kept).',
 });
 
+/** `idempotent`: whether a call interrupted by a stopped instance may simply run again. */
+export const IdempotentSchema = Type.Boolean({
+  default: false,
+  description:
+    'true: its calls only read, so a call its instance was stopped in runs again by itself. false (the default): such a call is made at most once — it waits, `interrupted`, for a person to approve it again or reject it.',
+});
+
 const ToolNameListSchema = (description: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200, description });
 
@@ -101,6 +108,7 @@ export const McpToolSourceSchema = Type.Object(
       ToolNameListSchema('The server’s tools the agent may use (default: all).'),
     ),
     requires_approval: Type.Optional(RequiresApprovalSchema),
+    idempotent: Type.Optional(IdempotentSchema),
   },
   { additionalProperties: false },
 );
@@ -136,6 +144,7 @@ export const OpenApiToolSourceSchema = Type.Object(
     bearer_token: Type.Optional(BearerTokenSchema),
     bearer_token_set: Type.Optional(BearerTokenSetSchema),
     requires_approval: Type.Optional(RequiresApprovalSchema),
+    idempotent: Type.Optional(IdempotentSchema),
   },
   { additionalProperties: false },
 );
@@ -469,6 +478,7 @@ export class ToolSources {
               parameters: tool.inputSchema,
               source,
               requiresApproval: approvalOf(entry.requires_approval, tool.name),
+              idempotent: entry.idempotent === true,
             },
             call: (args, callSignal) => session.call(tool.name, args, callSignal),
           }));
@@ -527,6 +537,7 @@ export class ToolSources {
         parameters: operation.parameters,
         source,
         requiresApproval: approvalOf(entry.requires_approval, operation.operationId),
+        idempotent: entry.idempotent === true,
       },
       call: (args, signal) => {
         if (!auth.ok) return Promise.resolve({ ok: false, content: auth.message });

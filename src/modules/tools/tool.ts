@@ -13,6 +13,11 @@ export interface ToolSpec {
   source: string;
   /** A person must approve each call before it runs. */
   requiresApproval: boolean;
+  /**
+   * Running a call twice does no harm (it only reads): a call its instance was stopped in runs
+   * again by itself. Otherwise such a call is `interrupted` and waits for a person.
+   */
+  idempotent: boolean;
 }
 
 /** What a call answered: text for the model (bounded by the caller), and whether it failed. */

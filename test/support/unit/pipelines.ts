@@ -93,7 +93,8 @@ async function agentCatalog(
     createToolAgent(
       { open: () => Promise.reject(new Error('no tools in the pipeline unit tests')) },
       { prepare: (_accountId, entries) => Promise.resolve(entries), shown: (entries) => entries },
-      Type.Union(builtinToolEntrySchemas(Type.String(), Type.Boolean())),
+      Type.Union(builtinToolEntrySchemas(Type.String(), Type.Boolean(), Type.Boolean())),
+      { maxCallsPerTurn: 16, maxArgumentBytes: 65_536 },
     ),
   ]);
   return { catalog, knowledge };

@@ -4,7 +4,7 @@ import type { Agent } from '../agent.js';
 import type { KnowledgeSearcher } from '../agent-type.js';
 import type { ToolOutcome, ToolSpec } from '../../tools/tool.js';
 import { AppError } from '../../../errors/app-error.js';
-import { needsApproval } from './tool-entries.js';
+import { isIdempotent, needsApproval } from './tool-entries.js';
 
 /** What the built-ins need from the rest of the service (wired by the agents module). */
 export interface BuiltinDependencies {
@@ -70,6 +70,7 @@ export function builtinTool(
     parameters,
     source: name,
     requiresApproval: needsApproval(entry, name),
+    idempotent: isIdempotent(entry),
   });
   const guarded =
     (run: (args: Record<string, unknown>, signal: AbortSignal) => Promise<ToolOutcome>) =>

@@ -12,14 +12,17 @@ const ObjectId = (description: string) =>
   Type.String({ minLength: 1, maxLength: 100, description });
 
 /**
- * The built-in entries' schemas, with the entry name's and `requires_approval`'s schemas of the
- * tool sources (given by the wiring, so that every entry names and approves alike).
+ * The built-in entries' schemas, with the entry name's, `requires_approval`'s and `idempotent`'s
+ * schemas of the tool sources (given by the wiring, so that every entry names and approves
+ * alike). Searching and reading pages only read: their calls are idempotent, always.
  */
 export function builtinToolEntrySchemas(
   ToolEntryName: TSchema,
   RequiresApprovalSchema: TSchema,
+  IdempotentSchema: TSchema,
 ): TSchema[] {
   const RequiresApproval = Type.Optional(RequiresApprovalSchema);
+  const Idempotent = Type.Optional(IdempotentSchema);
   return [
     Type.Object(
       {
@@ -59,6 +62,7 @@ export function builtinToolEntrySchemas(
         description,
         agent_id: ObjectId('agent_…'),
         requires_approval: RequiresApproval,
+        idempotent: Idempotent,
       },
       { additionalProperties: false },
     ),
@@ -69,6 +73,7 @@ export function builtinToolEntrySchemas(
         description,
         pipeline_id: ObjectId('pipe_…'),
         requires_approval: RequiresApproval,
+        idempotent: Idempotent,
       },
       { additionalProperties: false },
     ),
@@ -82,6 +87,18 @@ export const builtinToolTypes = [
   'agent',
   'pipeline',
 ] as const;
+
+/** The built-ins whose calls only read: run again after an interruption without asking. */
+const readOnlyTypes: ReadonlySet<unknown> = new Set([
+  'knowledge_search',
+  'web_search',
+  'read_page',
+]);
+
+/** Whether a call of the entry's tool may run again by itself after an interruption. */
+export function isIdempotent(entry: Record<string, unknown>): boolean {
+  return readOnlyTypes.has(entry.type) || entry.idempotent === true;
+}
 
 /** Whether `requires_approval` of an entry covers its tool `toolName`. */
 export function needsApproval(entry: Record<string, unknown>, toolName: string): boolean {

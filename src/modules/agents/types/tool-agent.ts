@@ -3,25 +3,12 @@
 // pipelines) — runs them (in parallel when the model asks for several), feeds the results back and
 // answers. The loop stops on an answer, a step limit, a time budget or a token budget. Every model
 // turn and tool call is a step of the execution; a call marked `requires_approval` pauses the run
-// until a person approves (with the arguments as proposed, or edited) or rejects it.
-import Type from 'typebox';
-import {
-  AppError,
-  InvalidParameterError,
-  MissingParameterError,
-} from '../../../errors/app-error.js';
-import type { StepRecord } from '../../pipelines/executions/execution.js';
-import { executionError } from '../../../errors/execution-error.js';
-import type { ChatTurn, FunctionTool, GenerationResult, ToolCall } from '../../../models/spec.js';
-import type { ToolBox, ToolSpec } from '../../tools/tool.js';
-import {
-  AwaitingApproval,
-  type AgentRunContext,
-  type AgentType,
-  type StepLog,
-  type ToolOpener,
-} from '../agent-type.js';
-import type { TSchema } from 'typebox';
+// until a person approves (with the arguments as proposed, or edited) or rejects it. Here: the
+// type's schemas and catalog entry; the loop is src/modules/agents/tools/tool-loop.ts.
+import Type, { type TSchema } from 'typebox';
+import { InvalidParameterError, MissingParameterError } from '../../../errors/app-error.js';
+import type { AgentType, ToolOpener } from '../agent-type.js';
+import { ToolLoop } from '../tools/tool-loop.js';
 
 export interface ToolConfiguration {
   instructions?: string;
@@ -42,7 +29,7 @@ const limits = {
     minimum: 1000,
     maximum: 3_600_000,
     description:
-      'Working time at most (model turns and tool calls; time waiting for approval not counted).',
+      'Working time at most: wall time since the run started, calls made at once counted once, time waiting for a person’s decision not counted.',
   }),
   token_budget: Type.Integer({
     minimum: 100,
@@ -86,359 +73,6 @@ const parametersSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** What a run has spent so far (recorded steps included, when it is continued). */
-interface Spent {
-  modelTurns: number;
-  tokens: number;
-  ms: number;
-}
-
-function cut(text: string, max: number): string {
-  return text.length <= max
-    ? text
-    : `${text.slice(0, max)}\n…[cut: ${text.length - max} more characters]`;
-}
-
-function asTool(spec: ToolSpec): FunctionTool {
-  return {
-    type: 'function',
-    function: { name: spec.name, description: spec.description, parameters: spec.parameters },
-  };
-}
-
-/** The arguments of a call as an object, or why they are not one. */
-function parseArguments(
-  call: ToolCall,
-): { ok: true; value: Record<string, unknown> } | { ok: false; problem: string } {
-  const text = call.function.arguments.trim() === '' ? '{}' : call.function.arguments;
-  try {
-    const value = JSON.parse(text) as unknown;
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      return { ok: true, value: value as Record<string, unknown> };
-    }
-    return { ok: false, problem: 'the arguments are not a JSON object' };
-  } catch {
-    return { ok: false, problem: 'the arguments are not valid JSON' };
-  }
-}
-
-function modelTurnOf(step: StepRecord): ChatTurn {
-  const output = step.output ?? {};
-  const toolCalls = Array.isArray(output.tool_calls) ? (output.tool_calls as ToolCall[]) : [];
-  return {
-    role: 'assistant',
-    content: typeof output.content === 'string' ? output.content : '',
-    ...(toolCalls.length > 0 ? { toolCalls } : {}),
-  };
-}
-
-function toolTurnOf(step: StepRecord): ChatTurn {
-  const output = step.output ?? {};
-  const content = typeof output.content === 'string' ? output.content : '';
-  return { role: 'tool', toolCallId: step.callId ?? '', content };
-}
-
-/** One run of the loop: its tools, its limits, its log and what it has spent. */
-class ToolLoop {
-  private readonly messages: ChatTurn[];
-  private readonly spent: Spent = { modelTurns: 0, tokens: 0, ms: 0 };
-  private readonly started: number;
-
-  constructor(
-    private readonly context: AgentRunContext,
-    private readonly settings: ToolConfiguration,
-    private readonly box: ToolBox,
-    private readonly log: StepLog,
-    query: string,
-  ) {
-    const system = [
-      settings.instructions ?? 'You are a helpful assistant.',
-      'Use the tools when they help; call several at once when they do not depend on each other. When you have what you need, answer the user directly.',
-    ].join('\n\n');
-    this.messages = [
-      { role: 'system', content: system },
-      { role: 'user', content: query },
-    ];
-    this.started = Date.now();
-  }
-
-  private get tools(): FunctionTool[] {
-    return this.box.tools.map(asTool);
-  }
-
-  private spec(name: string): ToolSpec | undefined {
-    return this.box.tools.find((tool) => tool.name === name);
-  }
-
-  /** Working time: the recorded steps' and this sitting's. */
-  private elapsed(): number {
-    return this.spent.ms + (Date.now() - this.started);
-  }
-
-  private limitError(): AppError | null {
-    const { settings, spent } = this;
-    if (spent.modelTurns >= settings.max_steps) {
-      return new AppError(
-        'limit_reached',
-        `The agent made ${spent.modelTurns} model turns (max_steps) without a final answer.`,
-        { details: { limit: 'max_steps' } },
-      );
-    }
-    if (spent.tokens >= settings.token_budget) {
-      return new AppError(
-        'limit_reached',
-        `The agent used ${spent.tokens} tokens (token_budget ${settings.token_budget}) without a final answer.`,
-        { details: { limit: 'token_budget' } },
-      );
-    }
-    if (this.elapsed() >= settings.time_budget_ms) return this.timeBudgetError();
-    return null;
-  }
-
-  private timeBudgetError(): AppError {
-    return new AppError(
-      'limit_reached',
-      `The agent worked for its whole time budget (${this.settings.time_budget_ms} ms) without a final answer.`,
-      { details: { limit: 'time_budget_ms' } },
-    );
-  }
-
-  /** The signal of one model turn or tool call: the run's, and the time budget's remainder. */
-  private budgetSignal(): { signal: AbortSignal; timedOut: () => boolean } {
-    const remaining = Math.max(1, this.settings.time_budget_ms - this.elapsed());
-    const timeout = AbortSignal.timeout(remaining);
-    return {
-      signal: AbortSignal.any([this.context.signal, timeout]),
-      timedOut: () => timeout.aborted && !this.context.signal.aborted,
-    };
-  }
-
-  /**
-   * Reads back the steps recorded before (a continued run): the conversation as it stood, what
-   * was spent, and the calls still to run (approved ones, and any the run stopped before).
-   */
-  private replay(): { answer: string | null; toRun: Array<{ call: ToolCall; step?: StepRecord }> } {
-    const steps = this.log.previous;
-    let answer: string | null = null;
-    let toRun: Array<{ call: ToolCall; step?: StepRecord }> = [];
-    for (const step of steps) {
-      if (step.kind !== 'model') continue;
-      this.spent.modelTurns += 1;
-      this.spent.tokens += step.tokensUsed;
-      this.spent.ms += step.durationMs ?? 0;
-      const turn = modelTurnOf(step);
-      this.messages.push(turn);
-      toRun = [];
-      answer = (turn.toolCalls?.length ?? 0) === 0 ? turn.content : null;
-      for (const call of turn.toolCalls ?? []) {
-        const recorded = steps.find((other) => other.kind === 'tool' && other.callId === call.id);
-        if (recorded === undefined) {
-          toRun.push({ call });
-        } else if (recorded.status === 'completed' || recorded.status === 'failed') {
-          this.spent.ms += recorded.durationMs ?? 0;
-          this.messages.push(toolTurnOf(recorded));
-        } else if (recorded.status === 'rejected') {
-          const reason = recorded.decision?.reason;
-          throw new AppError(
-            'approval_rejected',
-            `The call of '${recorded.name}' was rejected${reason ? `: ${reason}` : ''}.`,
-          );
-        } else {
-          toRun.push({ call, step: recorded });
-        }
-      }
-    }
-    return { answer, toRun };
-  }
-
-  async run(): Promise<Record<string, unknown>> {
-    const replayed = this.replay();
-    if (replayed.answer !== null) return this.result(replayed.answer);
-    let pending = replayed.toRun;
-    for (;;) {
-      if (pending.length > 0) await this.runCalls(pending);
-      const limit = this.limitError();
-      if (limit !== null) throw limit;
-      const turn = await this.modelTurn();
-      const calls = turn.toolCalls ?? [];
-      if (calls.length === 0) return this.result(turn.text);
-      pending = calls.map((call) => ({ call }));
-    }
-  }
-
-  private result(answer: string): Record<string, unknown> {
-    const toolCalls = this.messages.filter((turn) => turn.role === 'tool').length;
-    return { answer, model_turns: this.spent.modelTurns, tool_calls: toolCalls };
-  }
-
-  private async modelTurn(): Promise<GenerationResult> {
-    const started = Date.now();
-    const startedAt = new Date(started).toISOString();
-    const budget = this.budgetSignal();
-    const tokensBefore = this.context.models.tokensUsed;
-    let result: GenerationResult;
-    try {
-      result = await this.context.models.turn(this.messages, {
-        tools: this.tools,
-        tool_choice: 'auto',
-        parallel_tool_calls: true,
-      });
-    } catch (error) {
-      const failed =
-        budget.timedOut() && !(error instanceof AppError) ? this.timeBudgetError() : error;
-      await this.log.add({
-        kind: 'model',
-        name: this.context.models.name ?? 'model',
-        status: 'failed',
-        error: executionError(
-          failed instanceof AppError ? failed.code : 'upstream_error',
-          failed instanceof Error ? failed.message : 'the model call failed',
-        ),
-        durationMs: Date.now() - started,
-        startedAt,
-        completedAt: new Date().toISOString(),
-      });
-      throw failed;
-    }
-    const tokens = this.context.models.tokensUsed - tokensBefore;
-    const durationMs = Date.now() - started;
-    const toolCalls = result.toolCalls ?? [];
-    await this.log.add({
-      kind: 'model',
-      name: this.context.models.name ?? 'model',
-      status: 'completed',
-      output: { content: result.text, tool_calls: toolCalls },
-      tokensUsed: tokens,
-      durationMs,
-      startedAt,
-      completedAt: new Date().toISOString(),
-    });
-    this.spent.modelTurns += 1;
-    this.spent.tokens += tokens;
-    this.spent.ms += durationMs;
-    this.messages.push({
-      role: 'assistant',
-      content: result.text,
-      ...(toolCalls.length > 0 ? { toolCalls } : {}),
-    });
-    return result;
-  }
-
-  /**
-   * Runs a model turn's calls: those that need no approval (or have it) at once, in parallel;
-   * those that need it are recorded waiting, and the run pauses once the others are done. The
-   * results are fed back in the order the model asked.
-   */
-  private async runCalls(pending: Array<{ call: ToolCall; step?: StepRecord }>): Promise<void> {
-    const waiting: StepRecord[] = [];
-    const outcomes = await Promise.all(
-      pending.map(async ({ call, step }) => {
-        const spec = this.spec(call.function.name);
-        const parsed = parseArguments(call);
-        const decided = step?.status === 'approved';
-        if (spec?.requiresApproval === true && parsed.ok && !decided) {
-          if (step?.status === 'waiting_for_approval') {
-            waiting.push(step);
-            return null;
-          }
-          if (this.log.canPause) {
-            waiting.push(
-              await this.log.add({
-                kind: 'tool',
-                name: spec.name,
-                callId: call.id,
-                arguments: parsed.value,
-                status: 'waiting_for_approval',
-                startedAt: new Date().toISOString(),
-                expiresAt: new Date(Date.now() + this.log.approvalTimeoutMs).toISOString(),
-              }),
-            );
-            return null;
-          }
-          return this.record(call, parsed.value, {
-            ok: false,
-            content: `The tool '${spec.name}' needs a person's approval, which a run inside another agent cannot wait for.`,
-          });
-        }
-        if (spec === undefined) {
-          return this.record(call, null, {
-            ok: false,
-            content: `There is no tool named '${call.function.name}'. Tools: ${this.box.tools.map((tool) => tool.name).join(', ')}.`,
-          });
-        }
-        if (!parsed.ok) {
-          return this.record(call, null, { ok: false, content: `Not called: ${parsed.problem}.` });
-        }
-        // An approved call runs with the arguments the person approved (perhaps edited).
-        const args = decided ? (step.arguments ?? parsed.value) : parsed.value;
-        return this.call(spec, call, args, step);
-      }),
-    );
-    if (waiting.length > 0) {
-      throw new AwaitingApproval(waiting, this.context.models.tokensUsed);
-    }
-    for (const outcome of outcomes) {
-      if (outcome !== null) this.messages.push(outcome);
-    }
-  }
-
-  private async call(
-    spec: ToolSpec,
-    call: ToolCall,
-    args: Record<string, unknown>,
-    approved: StepRecord | undefined,
-  ): Promise<ChatTurn> {
-    const started = Date.now();
-    const budget = this.budgetSignal();
-    let outcome;
-    try {
-      outcome = await this.box.call(spec.name, args, budget.signal);
-    } catch (error) {
-      if (this.context.signal.aborted) throw error;
-      outcome = {
-        ok: false,
-        content: budget.timedOut()
-          ? `The call was stopped: the agent's time budget ran out.`
-          : `The call failed: ${error instanceof Error ? error.message : 'unknown error'}.`,
-      };
-    }
-    return this.record(call, args, outcome, started, approved);
-  }
-
-  /** Records a call's result (as its step) and answers the tool turn fed back. */
-  private async record(
-    call: ToolCall,
-    args: Record<string, unknown> | null,
-    outcome: { ok: boolean; content: string },
-    started = Date.now(),
-    approved?: StepRecord,
-  ): Promise<ChatTurn> {
-    const content = cut(outcome.content, this.settings.max_result_chars);
-    const durationMs = Date.now() - started;
-    const fields = {
-      status: outcome.ok ? ('completed' as const) : ('failed' as const),
-      output: { ok: outcome.ok, content },
-      error: outcome.ok ? null : executionError('upstream_error', cut(outcome.content, 500)),
-      durationMs,
-      completedAt: new Date().toISOString(),
-    };
-    if (approved === undefined) {
-      await this.log.add({
-        kind: 'tool',
-        name: call.function.name,
-        callId: call.id,
-        arguments: args,
-        startedAt: new Date(started).toISOString(),
-        ...fields,
-      });
-    } else {
-      await this.log.update(approved, fields);
-    }
-    this.spent.ms += durationMs;
-    return { role: 'tool', toolCallId: call.id, content };
-  }
-}
-
 /** Save-time checks of the `tools` entries, and their stored form as the owner sees it. */
 export interface ToolChecks {
   prepare(
@@ -449,10 +83,17 @@ export interface ToolChecks {
   shown(entries: Array<Record<string, unknown>>): Array<Record<string, unknown>>;
 }
 
+/** How much work one model turn may ask for (`tools.max_calls_per_turn`, `max_argument_bytes`). */
+export interface ToolTurnLimits {
+  maxCallsPerTurn: number;
+  maxArgumentBytes: number;
+}
+
 export function createToolAgent(
   opener: ToolOpener,
   checks: ToolChecks,
   toolEntrySchema: TSchema,
+  turnLimits: ToolTurnLimits,
 ): AgentType<ToolConfiguration> {
   const configurationSchema = configurationSchemaOf(toolEntrySchema);
   return {
@@ -483,7 +124,7 @@ export function createToolAgent(
     },
     async run(context, configuration, input, parameters) {
       if (!context.models.available()) throw context.models.unavailableError('ToolAgent');
-      const settings: ToolConfiguration = { ...configuration, ...parameters };
+      const settings = { ...configuration, ...parameters, ...turnLimits };
       const box = await opener.open(context.agent, configuration.tools, {
         signal: context.signal,
         depth: context.depth ?? 0,

@@ -7,7 +7,13 @@ import type { Logger } from 'pino';
 import { ConflictError, NotFoundError } from '../../../errors/app-error.js';
 import type { JobQueue } from '../../../jobs/job-queue.js';
 import type { ExecutionService } from './execution-service.js';
-import { executionError, type ExecutionDetail, type StepRecord } from './execution.js';
+import { approvedArgumentsSizeProblem, argumentsProblem } from '../../tools/tool-arguments.js';
+import {
+  awaitingDecision,
+  executionError,
+  type ExecutionDetail,
+  type StepRecord,
+} from './execution.js';
 
 export type Decision =
   | { approve: true; stepId?: string | undefined; arguments?: Record<string, unknown> | undefined }
@@ -17,6 +23,8 @@ export interface ApprovalServiceOptions {
   executions: ExecutionService;
   queue: JobQueue;
   logger: Logger;
+  /** Bytes a call's arguments may have (`tools.max_argument_bytes`): edited ones too. */
+  maxArgumentBytes: number;
   now?: () => number;
 }
 
@@ -32,7 +40,10 @@ export class ApprovalService {
 
   /**
    * Decides one waiting call of the account's execution (`stepId`, or the first waiting): 404 for
-   * an execution or call it cannot see, 409 when the run is not waiting or the call was decided.
+   * an execution or call it cannot see, 409 when the run is not waiting or the call was decided,
+   * 400 naming the field when edited arguments do not fit the tool's input schema (the call still
+   * waits). A call `interrupted` by a stopped instance is decided the same way: approved, it runs
+   * again.
    */
   async decide(
     accountId: string,
@@ -48,7 +59,7 @@ export class ApprovalService {
         `Execution '${executionId}' is not waiting for approval (its status is ${execution.status}).`,
       );
     }
-    const waiting = detail.steps.filter((step) => step.status === 'waiting_for_approval');
+    const waiting = detail.steps.filter((step) => awaitingDecision.includes(step.status));
     const step =
       decision.stepId === undefined
         ? waiting[0]
@@ -57,12 +68,13 @@ export class ApprovalService {
       if (decision.stepId !== undefined) throw new NotFoundError('Step', decision.stepId);
       throw new ConflictError(`Execution '${executionId}' has no call waiting for approval.`);
     }
-    if (step.status !== 'waiting_for_approval') {
+    if (!awaitingDecision.includes(step.status)) {
       throw new ConflictError(`The call '${step.id}' was already decided (${step.status}).`);
     }
     const decidedAt = new Date(this.now()).toISOString();
     if (decision.approve) {
       const edited = decision.arguments !== undefined;
+      if (decision.arguments !== undefined) this.checkArguments(step, decision.arguments);
       const changed = await executions.updateStep(
         execution.id,
         step.id,
@@ -71,7 +83,7 @@ export class ApprovalService {
           arguments: decision.arguments ?? step.arguments,
           decision: { decision: 'approved', reason: null, edited, apiKeyId, decidedAt },
         },
-        ['waiting_for_approval'],
+        awaitingDecision,
       );
       if (!changed) throw new ConflictError(`The call '${step.id}' was already decided.`);
       const othersWaiting = waiting.some((other) => other.id !== step.id);
@@ -89,7 +101,7 @@ export class ApprovalService {
           decision: { decision: 'rejected', reason, edited: false, apiKeyId, decidedAt },
           completedAt: decidedAt,
         },
-        ['waiting_for_approval'],
+        awaitingDecision,
       );
       if (!changed) throw new ConflictError(`The call '${step.id}' was already decided.`);
       await this.end(
@@ -102,6 +114,17 @@ export class ApprovalService {
       );
     }
     return executions.get(accountId, executionId);
+  }
+
+  /**
+   * Edited arguments meet what the model's met: the byte limit and the tool's input schema (kept
+   * on the waiting step). A 400 naming the field; nothing is changed.
+   */
+  private checkArguments(step: StepRecord, args: Record<string, unknown>): void {
+    const problem =
+      approvedArgumentsSizeProblem(args, this.options.maxArgumentBytes) ??
+      argumentsProblem(step.toolSchema, args, 'arguments');
+    if (problem !== null) throw problem;
   }
 
   /** Ends the paused run as failed with `error` (its tokens and time so far counted). */
@@ -124,7 +147,7 @@ export class ApprovalService {
       const detail = await executions.get(run.accountId, run.id);
       if (detail.execution.status !== 'waiting_for_approval') continue;
       const decidedAt = new Date(this.now()).toISOString();
-      const late = detail.steps.filter((step) => step.status === 'waiting_for_approval');
+      const late = detail.steps.filter((step) => awaitingDecision.includes(step.status));
       for (const step of late) {
         await executions.updateStep(
           run.id,
@@ -140,7 +163,7 @@ export class ApprovalService {
             },
             completedAt: decidedAt,
           },
-          ['waiting_for_approval'],
+          awaitingDecision,
         );
       }
       await this.end(
@@ -186,7 +209,7 @@ export class ApprovalService {
     this.options.executions.get(accountId, executionId).then(
       (detail) => {
         for (const step of detail.steps) {
-          if (step.status === 'waiting_for_approval') this.watch(step.expiresAt);
+          if (awaitingDecision.includes(step.status)) this.watch(step.expiresAt);
         }
       },
       (error: unknown) =>

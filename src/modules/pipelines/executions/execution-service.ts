@@ -6,6 +6,7 @@ import { newId } from '../../../ids.js';
 import type { ExecutionsRepository } from './executions.repository.js';
 import type { ExecutionChangeFeed } from './change-feed.js';
 import {
+  awaitingDecision,
   executionError,
   stepRecordOf,
   type Execution,
@@ -269,7 +270,7 @@ export class ExecutionService {
               };
             }
             told.set(step.id, step.status);
-            yield step.status === 'waiting_for_approval'
+            yield awaitingDecision.includes(step.status)
               ? { type: 'approval-required', execution, step }
               : { type: 'step', execution, step };
           }

@@ -91,8 +91,22 @@ export interface StageUpdate {
 }
 
 export type StepKind = 'model' | 'tool';
+/**
+ * `running`: recorded before a call starts, so that a call its instance was stopped in is never
+ * made again on its own; found so by a later sitting, it is `interrupted` and waits for a person
+ * like a call that needs approval (unless its source is idempotent).
+ */
 export type StepStatus =
-  'running' | 'completed' | 'failed' | 'waiting_for_approval' | 'approved' | 'rejected';
+  | 'running'
+  | 'completed'
+  | 'failed'
+  | 'waiting_for_approval'
+  | 'interrupted'
+  | 'approved'
+  | 'rejected';
+
+/** The statuses of a call that waits for a person's decision. */
+export const awaitingDecision: readonly StepStatus[] = ['waiting_for_approval', 'interrupted'];
 
 /** A person's answer to a call that needed approval. */
 export interface StepDecision {
@@ -130,6 +144,11 @@ export interface StepRecord {
   completedAt: string | null;
   /** When a call waiting for approval times out. */
   expiresAt: string | null;
+  /**
+   * The input schema of the tool of a call waiting for a decision: edited arguments are checked
+   * against it (the tool itself may be unreachable then). Not shown in answers.
+   */
+  toolSchema: Record<string, unknown> | null;
 }
 
 export interface NewStep {
@@ -146,6 +165,7 @@ export interface NewStep {
   startedAt: string;
   completedAt?: string | null;
   expiresAt?: string | null;
+  toolSchema?: Record<string, unknown> | null;
 }
 
 /** The record of a new step: its fields as given, the rest empty (no decision yet). */
@@ -173,6 +193,7 @@ export function stepRecordOf(
     startedAt: step.startedAt,
     completedAt: step.completedAt ?? null,
     expiresAt: step.expiresAt ?? null,
+    toolSchema: step.toolSchema ?? null,
   };
 }
 
@@ -185,6 +206,7 @@ export interface StepUpdate {
   durationMs?: number | null;
   completedAt?: string | null;
   expiresAt?: string | null;
+  toolSchema?: Record<string, unknown> | null;
 }
 
 /** A run with its stage records (none for an agent run) and its agents' steps. */

@@ -1,15 +1,16 @@
 // Execution records and their stage records: the one place that maps them to rows and back.
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import type {
-  Execution,
-  ExecutionError,
-  ExecutionOutcome,
-  StagePlan,
-  StageRecord,
-  StageUpdate,
-  StepDecision,
-  StepRecord,
-  StepUpdate,
+import {
+  awaitingDecision,
+  type Execution,
+  type ExecutionError,
+  type ExecutionOutcome,
+  type StagePlan,
+  type StageRecord,
+  type StageUpdate,
+  type StepDecision,
+  type StepRecord,
+  type StepUpdate,
 } from './execution.js';
 import type { DatabaseSchema } from '../../../storage/schema.js';
 import { pageOf } from '../../../storage/repositories/paging.js';
@@ -112,6 +113,7 @@ function toStep(row: StepRow): StepRecord {
     startedAt: row.started_at,
     completedAt: row.completed_at,
     expiresAt: row.expires_at,
+    toolSchema: parseJson(row.tool_schema),
   };
 }
 
@@ -236,6 +238,7 @@ export class ExecutionsRepository {
         started_at: step.startedAt,
         completed_at: step.completedAt,
         expires_at: step.expiresAt,
+        tool_schema: json(step.toolSchema),
       })
       .execute();
   }
@@ -260,6 +263,7 @@ export class ExecutionsRepository {
         ...(update.durationMs === undefined ? {} : { duration_ms: update.durationMs }),
         ...(update.completedAt === undefined ? {} : { completed_at: update.completedAt }),
         ...(update.expiresAt === undefined ? {} : { expires_at: update.expiresAt }),
+        ...(update.toolSchema === undefined ? {} : { tool_schema: json(update.toolSchema) }),
       })
       .where('id', '=', id);
     if (from !== undefined) query = query.where('status', 'in', from);
@@ -322,7 +326,7 @@ export class ExecutionsRepository {
       .innerJoin('executions', 'executions.id', 'execution_steps.execution_id')
       .select(['executions.id as id', 'executions.account_id as account_id'])
       .distinct()
-      .where('execution_steps.status', '=', 'waiting_for_approval')
+      .where('execution_steps.status', 'in', awaitingDecision)
       .where('execution_steps.expires_at', '<', now)
       .where('executions.status', '=', 'waiting_for_approval')
       .execute();

@@ -1,13 +1,14 @@
 // The JSON of execution records, their stages and their events, with the schemas that describe
 // them; shared by the executions, agents and pipelines routes.
 import Type from 'typebox';
-import type {
-  Execution,
-  ExecutionError,
-  ExecutionDetail,
-  ExecutionEvent,
-  StageRecord,
-  StepRecord,
+import {
+  awaitingDecision,
+  type Execution,
+  type ExecutionError,
+  type ExecutionDetail,
+  type ExecutionEvent,
+  type StageRecord,
+  type StepRecord,
 } from './execution.js';
 import {
   ExecutionErrorSchema,
@@ -56,7 +57,8 @@ export const StepRecordSchema = Type.Object({
       'A model turn: `{content, tool_calls}`. A tool call: `{ok, content}` (the result as fed back, bounded).',
   }),
   status: Type.String({
-    description: 'running, completed, failed, waiting_for_approval, approved or rejected.',
+    description:
+      'running (recorded before a call starts), completed, failed, waiting_for_approval, interrupted (the call was running when its instance stopped: it waits for a person to approve it again or reject it), approved or rejected.',
   }),
   decision: Type.Union(
     [
@@ -118,7 +120,8 @@ export const ExecutionSchema = Type.Object({
       'The model turns and tool calls of tool-calling agents (ToolAgent), in order; empty for other agents.',
   }),
   pending_approvals: Type.Array(StepRecordSchema, {
-    description: 'The tool calls waiting for a person’s decision (while `waiting_for_approval`).',
+    description:
+      'The tool calls waiting for a person’s decision (while `waiting_for_approval`): `waiting_for_approval` and `interrupted` ones.',
   }),
 });
 
@@ -211,7 +214,7 @@ export function executionToJson(
     stages: stages.map(stageRecordToJson),
     steps: steps.map(stepRecordToJson),
     pending_approvals: steps
-      .filter((step) => step.status === 'waiting_for_approval')
+      .filter((step) => awaitingDecision.includes(step.status))
       .map(stepRecordToJson),
   };
 }
