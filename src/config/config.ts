@@ -314,6 +314,12 @@ export interface AppConfig {
      * before answering 202 anyway (the job is then held in the instance until Redis is back).
      */
     readonly enqueueWaitMs: number;
+    /**
+     * An instance whose heartbeat is older than this is taken for stopped: its request-bound runs
+     * are failed `interrupted` and its queued runs continued elsewhere. It beats every sixth of
+     * this, and looks for stopped instances about as often as this.
+     */
+    readonly instanceTimeoutMs: number;
   };
   readonly auth: {
     readonly adminKey: string | null;

@@ -18,6 +18,7 @@ export const redisFileProperties = {
       concurrency: OptionalInteger(1, 256),
       lock_ms: OptionalInteger(1000, 3_600_000),
       enqueue_wait_ms: OptionalInteger(0, 60_000),
+      instance_timeout_ms: OptionalInteger(1200, 3_600_000),
     }),
   ),
 };
@@ -35,6 +36,7 @@ export function readRedisEnv(env: EnvReader): RedisFile {
       concurrency: env.integer('JOB_CONCURRENCY', 1, 256),
       lock_ms: env.integer('JOB_LOCK_MS', 1000, 3_600_000),
       enqueue_wait_ms: env.integer('JOB_ENQUEUE_WAIT_MS', 0, 60_000),
+      instance_timeout_ms: env.integer('JOB_INSTANCE_TIMEOUT_MS', 1200, 3_600_000),
     },
   };
 }
@@ -47,6 +49,8 @@ export function redisConfig(fromEnv: RedisFile, file: RedisFile) {
       concurrency: fromEnv.jobs?.concurrency ?? file.jobs?.concurrency ?? 4,
       lockMs: fromEnv.jobs?.lock_ms ?? file.jobs?.lock_ms ?? 30_000,
       enqueueWaitMs: fromEnv.jobs?.enqueue_wait_ms ?? file.jobs?.enqueue_wait_ms ?? 2000,
+      instanceTimeoutMs:
+        fromEnv.jobs?.instance_timeout_ms ?? file.jobs?.instance_timeout_ms ?? 30_000,
     },
   };
 }

@@ -20,6 +20,8 @@ export interface SeenRequest {
   path: string;
   /** JSON-RPC methods in the body (empty for a GET or a DELETE). */
   rpc: string[];
+  /** The tools named by its `tools/call` messages. */
+  calledTools: string[];
   authorization: string | undefined;
   custom: string | undefined;
 }
@@ -132,7 +134,41 @@ function buildServer(slow: ReturnType<typeof slowSignal>): McpServer {
     });
     return { content: [{ type: 'text', text: 'late' }] };
   });
+  // A tool with effects and a strict schema: an amount past its maximum must never reach it.
+  server.registerTool(
+    'refund',
+    {
+      description: 'Pays a refund of at most 100 on an order.',
+      inputSchema: { order_id: z.string(), amount: z.number().max(100) },
+    },
+    ({ order_id: orderId, amount }) => ({
+      content: [{ type: 'text', text: `refunded ${amount} on ${orderId}` }],
+    }),
+  );
+  server.registerTool(
+    'wait',
+    {
+      description: 'Answers after `ms` milliseconds (sooner when cancelled).',
+      inputSchema: { ms: z.number().int().min(0).max(60_000) },
+    },
+    async ({ ms }, extra) => {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        extra.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), {
+          once: true,
+        });
+      });
+      return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
+    },
+  );
   return server;
+}
+
+function calledTools(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages
+    .filter((message) => (message as { method?: unknown } | undefined)?.method === 'tools/call')
+    .map((message) => String((message as { params?: { name?: unknown } }).params?.name));
 }
 
 function seen(request: http.IncomingMessage, body: unknown): SeenRequest {
@@ -140,6 +176,7 @@ function seen(request: http.IncomingMessage, body: unknown): SeenRequest {
     httpMethod: request.method ?? '',
     path: request.url ?? '',
     rpc: rpcMethods(body),
+    calledTools: calledTools(body),
     authorization: request.headers.authorization,
     custom: request.headers['x-custom'] as string | undefined,
   };

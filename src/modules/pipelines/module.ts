@@ -217,6 +217,8 @@ async function wirePipelines(
     // Runs whose tool calls were not approved in time end, whichever instance paused them.
     sweep: () => approvals.expire(),
     logger,
+    staleAfterMs: dependencies.config.jobs.instanceTimeoutMs,
+    heartbeatMs: Math.floor(dependencies.config.jobs.instanceTimeoutMs / 6),
     now,
   });
   closers.add('instance registry', () => instances.stop().catch(() => undefined));

@@ -11,6 +11,8 @@ const colors = new Map([
   // Amber stands out from the blue of a running run: a person is needed. autoContrast gives it
   // dark text (white on amber is below 4.5:1).
   ['waiting_for_approval', 'yellow.5'],
+  // A call its instance was stopped in waits for a person too.
+  ['interrupted', 'yellow.5'],
 ]);
 
 export function StatusBadge({ status, ...props }: { status: string } & Omit<BadgeProps, 'color'>) {

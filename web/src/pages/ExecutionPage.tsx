@@ -99,6 +99,12 @@ export default function ExecutionPage() {
               <StepsList steps={ownSteps} />
             </Card>
           )}
+          {record.steps_total > record.steps.length && (
+            <Text size="sm" data-testid="steps-shown">
+              Showing the first {record.steps.length} of {record.steps_total} steps (GET
+              /v1/executions/{record.id}/steps lists them all).
+            </Text>
+          )}
           <Stack>
             {record.stages.map((stage) => (
               <StageCard key={stage.id} stage={stage} record={record} />

@@ -124,6 +124,26 @@ export class ExecutionService {
     return { execution, stages, steps };
   }
 
+  /** A window of the account's execution's steps (404 for an execution it cannot see). */
+  async stepsPage(
+    accountId: string,
+    id: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ steps: StepRecord[]; total: number }> {
+    const execution = await this.options.repository.find(accountId, id);
+    if (execution === undefined) throw new NotFoundError('Execution', id);
+    return this.options.repository.stepsPage(execution.id, page);
+  }
+
+  /** One step of the account's execution, whole (404 for either it cannot see). */
+  async step(accountId: string, id: string, stepId: string): Promise<StepRecord> {
+    const execution = await this.options.repository.find(accountId, id);
+    if (execution === undefined) throw new NotFoundError('Execution', id);
+    const step = await this.options.repository.step(execution.id, stepId);
+    if (step === undefined) throw new NotFoundError('Step', stepId);
+    return step;
+  }
+
   /** A step's record as `addStep` would make it, kept in memory (a nested run's, never stored). */
   draftStep(id: string, position: number, step: NewStep): StepRecord {
     return stepRecordOf(id, '', position, step);

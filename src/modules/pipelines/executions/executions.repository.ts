@@ -271,6 +271,29 @@ export class ExecutionsRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /** A window of a run's steps in order, with how many it has. */
+  async stepsPage(
+    executionId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ steps: StepRecord[]; total: number }> {
+    const { rows, total } = await pageOf(
+      this.db.selectFrom('execution_steps').where('execution_id', '=', executionId),
+      page,
+      (query) => query.selectAll().orderBy('position', 'asc'),
+    );
+    return { steps: rows.map(toStep), total };
+  }
+
+  async step(executionId: string, stepId: string): Promise<StepRecord | undefined> {
+    const row = await this.db
+      .selectFrom('execution_steps')
+      .selectAll()
+      .where('execution_id', '=', executionId)
+      .where('id', '=', stepId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toStep(row);
+  }
+
   async stepsOf(executionId: string): Promise<StepRecord[]> {
     const rows = await this.db
       .selectFrom('execution_steps')

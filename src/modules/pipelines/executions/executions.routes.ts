@@ -6,7 +6,12 @@ import { access } from '../../../auth/scopes.js';
 import { featurePlugin, type FeaturePlugin } from '../../../http/feature-plugin.js';
 import type { ExecutionEvent } from './execution.js';
 import type { ExecutionService } from './execution-service.js';
-import { commonParameters, ObjectIdSchema } from '../../../http/schemas/common.js';
+import {
+  commonParameters,
+  ObjectIdSchema,
+  PageQuerySchema,
+  PageSchema,
+} from '../../../http/schemas/common.js';
 import {
   guardAnswer,
   sendEventStream,
@@ -18,6 +23,8 @@ import {
   ExecutionSchema,
   executionDetailToJson,
   executionEventToJson,
+  StepRecordSchema,
+  stepRecordToJson,
 } from './executions.schemas.js';
 import type { ApprovalService } from './approvals.js';
 
@@ -39,6 +46,7 @@ export interface ExecutionRoutesDependencies {
 export function executionsPlugin(dependencies: ExecutionRoutesDependencies): FeaturePlugin {
   return featurePlugin('executions', (app) => {
     readRoute(app, dependencies.executions);
+    stepRoutes(app, dependencies.executions);
     followRoute(app, dependencies);
     decisionRoutes(app, dependencies.approvals);
   });
@@ -65,6 +73,65 @@ function readRoute(app: App, executions: ExecutionService): void {
         request.params.execution_id,
       );
       return { execution: executionDetailToJson(detail) };
+    },
+  );
+}
+
+const StepParams = Type.Object({
+  execution_id: ObjectIdSchema('exec_…'),
+  step_id: ObjectIdSchema('step_…'),
+});
+
+function stepRoutes(app: App, executions: ExecutionService): void {
+  const config = { access: access.scopes('agents:read'), feature: 'agent_orchestration' } as const;
+  app.get(
+    '/v1/executions/:execution_id/steps',
+    {
+      config,
+      schema: {
+        operationId: 'listExecutionSteps',
+        tags: ['Executions'],
+        summary: 'List an execution’s steps',
+        description:
+          'The model turns and tool calls of the run in order, a page at a time (`limit`, `offset`), each field as in the execution’s answer (a large one as a preview). Another account’s execution answers 404.',
+        params: ExecutionIdParams,
+        querystring: PageQuerySchema,
+        response: { 200: PageSchema('steps', StepRecordSchema) },
+      },
+    },
+    async (request) => {
+      const { limit, offset } = request.query;
+      const page = await executions.stepsPage(
+        principalOf(request).accountId,
+        request.params.execution_id,
+        { limit, offset },
+      );
+      return {
+        steps: page.steps.map((step) => stepRecordToJson(step)),
+        total: page.total,
+        limit,
+        offset,
+      };
+    },
+  );
+  app.get(
+    '/v1/executions/:execution_id/steps/:step_id',
+    {
+      config,
+      schema: {
+        operationId: 'getExecutionStep',
+        tags: ['Executions'],
+        summary: 'Get one step of an execution, whole',
+        description:
+          'One model turn or tool call with its arguments and output whole (each bounded where it is recorded: tools.max_argument_bytes, the agent’s max_result_chars). 404 for another account’s execution or a step it does not have.',
+        params: StepParams,
+        response: { 200: Type.Object({ step: StepRecordSchema }) },
+      },
+    },
+    async (request) => {
+      const { execution_id: executionId, step_id: stepId } = request.params;
+      const step = await executions.step(principalOf(request).accountId, executionId, stepId);
+      return { step: stepRecordToJson(step, true) };
     },
   );
 }

@@ -36,6 +36,15 @@ export const StageRecordSchema = Type.Object({
   error_detail: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 
+/**
+ * How much of a run's steps an execution answer shows: its first `detailSteps` steps, each field
+ * (`arguments`, `output`) whose JSON is longer than `shownFieldChars` replaced by a preview.
+ * A run's steps page by page and one step whole are at GET …/steps and …/steps/{step_id}.
+ */
+export const stepDisplay = { detailSteps: 100, shownFieldChars: 8192, previewChars: 2000 } as const;
+
+const fieldNote = ` Past ${stepDisplay.shownFieldChars} characters of JSON (in an execution's answer, its events and its steps page) it is shown as \`{"truncated": true, "bytes", "preview"}\`; GET /v1/executions/{execution_id}/steps/{step_id} answers it whole.`;
+
 export const StepRecordSchema = Type.Object({
   id: Type.String({ description: 'step_…' }),
   stage_record_id: Type.Union([Type.String(), Type.Null()], {
@@ -50,11 +59,10 @@ export const StepRecordSchema = Type.Object({
   name: Type.String({ description: 'The model, or the tool called.' }),
   call_id: Type.Union([Type.String(), Type.Null()]),
   arguments: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
-    description: 'A tool call’s arguments: as proposed, or as approved when a person edited them.',
+    description: `A tool call’s arguments: as proposed, or as approved when a person edited them.${fieldNote}`,
   }),
   output: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
-    description:
-      'A model turn: `{content, tool_calls}`. A tool call: `{ok, content}` (the result as fed back, bounded).',
+    description: `A model turn: \`{content, tool_calls}\` (and \`calls_refused\`: calls past tools.max_calls_per_turn, not made). A tool call: \`{ok, content}\` (the result as fed back, bounded).${fieldNote}`,
   }),
   status: Type.String({
     description:
@@ -116,9 +124,9 @@ export const ExecutionSchema = Type.Object({
     description: 'The stages of a pipeline execution, in order; empty for an agent execution.',
   }),
   steps: Type.Array(StepRecordSchema, {
-    description:
-      'The model turns and tool calls of tool-calling agents (ToolAgent), in order; empty for other agents.',
+    description: `The model turns and tool calls of tool-calling agents (ToolAgent), in order; empty for other agents. At most the first ${stepDisplay.detailSteps} (\`steps_total\` counts them all; GET /v1/executions/{execution_id}/steps pages through them).`,
   }),
+  steps_total: Type.Integer({ description: 'How many steps the run has recorded.' }),
   pending_approvals: Type.Array(StepRecordSchema, {
     description:
       'The tool calls waiting for a person’s decision (while `waiting_for_approval`): `waiting_for_approval` and `interrupted` ones.',
@@ -162,7 +170,20 @@ export function stageRecordToJson(stage: StageRecord) {
   };
 }
 
-export function stepRecordToJson(step: StepRecord) {
+/** A step's field as shown: whole, or past the display bound a preview of its JSON. */
+function shownField(value: Record<string, unknown> | null): Record<string, unknown> | null {
+  if (value === null) return null;
+  const text = JSON.stringify(value);
+  if (text.length <= stepDisplay.shownFieldChars) return value;
+  return {
+    truncated: true,
+    bytes: Buffer.byteLength(text, 'utf8'),
+    preview: text.slice(0, stepDisplay.previewChars),
+  };
+}
+
+/** A step as answers show it: `whole`, or (lists, events) its large fields as previews. */
+export function stepRecordToJson(step: StepRecord, whole = false) {
   return {
     id: step.id,
     stage_record_id: step.stageRecordId,
@@ -170,8 +191,8 @@ export function stepRecordToJson(step: StepRecord) {
     kind: step.kind,
     name: step.name,
     call_id: step.callId,
-    arguments: step.arguments,
-    output: step.output,
+    arguments: whole ? step.arguments : shownField(step.arguments),
+    output: whole ? step.output : shownField(step.output),
     status: step.status,
     decision:
       step.decision === null
@@ -212,10 +233,12 @@ export function executionToJson(
     input: execution.input,
     output: execution.output,
     stages: stages.map(stageRecordToJson),
-    steps: steps.map(stepRecordToJson),
+    steps: steps.slice(0, stepDisplay.detailSteps).map((step) => stepRecordToJson(step)),
+    steps_total: steps.length,
+    // Whole: a person decides on these arguments (bounded by tools.max_argument_bytes).
     pending_approvals: steps
       .filter((step) => awaitingDecision.includes(step.status))
-      .map(stepRecordToJson),
+      .map((step) => stepRecordToJson(step, true)),
   };
 }
 
@@ -257,7 +280,7 @@ export function executionEventToJson(event: ExecutionEvent): Record<string, unkn
       return {
         type: 'approval-required',
         execution_id: executionId,
-        ...stepRecordToJson(event.step),
+        ...stepRecordToJson(event.step, true),
       };
     case 'stage-end':
       return {

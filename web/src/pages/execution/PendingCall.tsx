@@ -44,11 +44,20 @@ export function PendingCall({
       <form onSubmit={approve}>
         <Stack gap="sm">
           <Title order={3} size="h4" id={titleId}>
-            Approval needed: {step.name}
+            {step.status === 'interrupted' ? 'Interrupted call' : 'Approval needed'}: {step.name}
           </Title>
           <Text size="sm">
-            The model wants to call <strong>{step.name}</strong>. The run waits until you approve or
-            reject the call
+            {step.status === 'interrupted' ? (
+              <>
+                The call of <strong>{step.name}</strong> was running when its instance stopped: it
+                may or may not have taken effect, so it is not made again unless you approve it.
+              </>
+            ) : (
+              <>
+                The model wants to call <strong>{step.name}</strong>.
+              </>
+            )}{' '}
+            The run waits until you approve or reject the call
             {step.expires_at === null ? '' : ` (it fails at ${formatDate(step.expires_at)})`}.
           </Text>
           <Textarea

@@ -18,9 +18,18 @@ function bounded(text: string): string {
   return `${text.slice(0, shownOutputChars)}\n… (${rest.toLocaleString()} more characters)`;
 }
 
+/** A field the answer shows cut (`{truncated, bytes, preview}`): its preview, said to be one. */
+function truncatedText(field: StepRecord['output']): string | null {
+  if (field?.truncated !== true || typeof field.preview !== 'string') return null;
+  const bytes = typeof field.bytes === 'number' ? field.bytes.toLocaleString() : '?';
+  return `${field.preview}\n… (cut: ${bytes} bytes in all; GET the step for the whole of it)`;
+}
+
 /** The readable part of an output: its `content` text, else the whole output as JSON. */
 function outputText(output: StepRecord['output']): string | null {
   if (output === null) return null;
+  const cut = truncatedText(output);
+  if (cut !== null) return cut;
   if (typeof output.content === 'string') return output.content;
   if (output.content === null || output.content === undefined) return null;
   return JSON.stringify(output.content, null, 2);
@@ -85,7 +94,7 @@ function StepView({ step, number }: { step: StepRecord; number: number }) {
               Arguments
             </Text>
             <Code block style={wrapped} data-testid="step-arguments">
-              {JSON.stringify(step.arguments, null, 2)}
+              {truncatedText(step.arguments) ?? JSON.stringify(step.arguments, null, 2)}
             </Code>
           </>
         )}
