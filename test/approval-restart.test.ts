@@ -2,8 +2,10 @@
 // a ToolAgent's run pauses for approval of an MCP tool call, the instance is killed (SIGKILL),
 // another instance starts on the same database, the approval is given there, and the run
 // completes with the approved (edited) arguments — the call made once, by the new instance, and
-// the model turn taken before the kill not taken again. On SQLite (the embedded default, the new
-// instance on the same file) and on PostgreSQL with Redis (BullMQ carries the run).
+// the model turn taken before the kill not taken again. And a call killed while it runs: the new
+// instance does not make it again — it is `interrupted`, waiting for a person, and rejecting it
+// leaves the tool called once in all. On SQLite (the embedded default, the new instance on the
+// same file) and on PostgreSQL with Redis (BullMQ carries the run).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -104,6 +106,9 @@ describe.each(setups)('approval after a kill on $dialect.name', ({ dialect, redi
       PLATFORM_CONFIG: configFile(directory, upstream),
       MODELS_DIR: path.join(directory, 'models'),
       MODEL_AUTO_PULL: 'false',
+      // A killed instance is taken for stopped after 1.5 s (and BullMQ's lock lapses after 2 s).
+      JOB_INSTANCE_TIMEOUT_MS: '1500',
+      JOB_LOCK_MS: '2000',
       ...(redis
         ? {
             REDIS_URL: redisTestUrl,
@@ -184,6 +189,66 @@ describe.each(setups)('approval after a kill on $dialect.name', ({ dialect, redi
       // One tool call, made after the approval; two model turns in all (none repeated).
       expect(mcp.requests.filter((request) => request.rpc.includes('tools/call'))).toHaveLength(1);
       expect(upstream.requests.filter((request) => request.endpoint === 'chat')).toHaveLength(2);
+    },
+  );
+
+  it.skipIf(skip)(
+    'does not make again a call its instance was killed in: it waits, interrupted, for a person',
+    { timeout: 90_000 },
+    async () => {
+      // No instance of the test before may take this run's job (they share the queue).
+      await Promise.all(instances.splice(0).map((instance) => instance.stop('SIGKILL')));
+      const first = await startService(env);
+      instances.push(first);
+      const agent = await call(first, 'POST', '/v1/agents', {
+        name: 'payer',
+        agent_type: 'ToolAgent',
+        configuration: {
+          tools: [{ type: 'mcp', name: 'box', url: mcp.url, requires_approval: ['wait'] }],
+        },
+      });
+      expect(agent.status, JSON.stringify(agent.json)).toBe(201);
+      upstream.reset();
+      upstream.enqueueFor('chat', {
+        kind: 'reply',
+        toolCalls: [{ id: 'call_w', name: 'box__wait', arguments: '{"ms":60000}' }],
+      });
+      const run = await call(first, 'POST', `/v1/agents/${agent.json.id ?? ''}/execute`, {
+        query: 'Pay it',
+      });
+      expect(run.json.status, JSON.stringify(run.json)).toBe('waiting_for_approval');
+      const id = run.json.execution_id ?? '';
+      const calls = () =>
+        mcp.requests.flatMap((request) => request.calledTools).filter((name) => name === 'wait')
+          .length;
+      expect(calls()).toBe(0);
+
+      // Approved: the call starts on the first instance, which is killed while it runs.
+      const approved = await call(first, 'POST', `/v1/executions/${id}/approve`, {});
+      expect(approved.status, JSON.stringify(approved.json)).toBe(200);
+      while (calls() === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      await first.stop('SIGKILL');
+
+      const second = await startService(env);
+      instances.push(second);
+      // The second instance takes the run up once the first's heartbeat is stale.
+      let paused = await call(second, 'GET', `/v1/executions/${id}`);
+      while (paused.json.execution.status !== 'waiting_for_approval') {
+        expect(paused.json.execution.status, JSON.stringify(paused.json)).toBe('running');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        paused = await call(second, 'GET', `/v1/executions/${id}`);
+      }
+      expect(paused.json.execution.pending_approvals).toMatchObject([
+        { name: 'box__wait', status: 'interrupted', arguments: { ms: 60000 } },
+      ]);
+      expect(calls()).toBe(1);
+
+      const rejected = await call(second, 'POST', `/v1/executions/${id}/reject`, {
+        reason: 'it was paid already',
+      });
+      expect(rejected.status, JSON.stringify(rejected.json)).toBe(200);
+      expect(rejected.json.execution.status).toBe('failed');
+      expect(calls()).toBe(1);
     },
   );
 });
