@@ -5,9 +5,15 @@
 // /v1/ws (init, a text turn, a close — some cut mid-answer), voice sessions and their stream
 // (silence, a typed turn, a spoken answer), knowledge ingest (documents added, the oldest deleted)
 // and search, pipelines run synchronously and asynchronously with their event stream followed,
-// refused and invalid requests, and API keys created, used and revoked. Then the service is left
-// idle for a minute, and a full GC is forced through the inspector (also at half-time and at the
-// end of the traffic, the two points the plateau is judged on).
+// refused and invalid requests, API keys created, used and revoked; and, from
+// bench/soak-agents-and-dialects.ts, a ToolAgent whose tool comes from a real MCP server (a child
+// process: the SDK's server over Streamable HTTP, allowed on loopback by
+// tools.allowed_private_targets; the fake upstream calls the tool, then answers from its result),
+// the platform's own MCP server at /mcp (handshake, tools/list, calls of an exposed agent and
+// pipeline, a batch), OpenAI's Responses API and Anthropic's Messages API, each plain and
+// streamed. Then the service is left idle for a minute, and a full GC is forced through the
+// inspector (also at half-time and at the end of the traffic, the two points the plateau is
+// judged on).
 //
 //   npm run bench -- soak                         6 minutes on SQLite
 //   BENCH_SOAK_DB=postgres npm run bench -- soak  on PostgreSQL + Redis
@@ -29,6 +35,7 @@ import WebSocket from 'ws';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { compareHeapSnapshots, summariseHeapSnapshot, type HeapGrowth } from './heap-snapshot.js';
 import { InspectorClient, type MemoryUsage } from './inspector.js';
+import { setUpToolTraffic, toolTraffic, type ToolFixtures } from './soak-agents-and-dialects.js';
 import { freePort, machine, root, startServer, stopProcess, writeResults } from './support.js';
 
 const short = process.env.BENCH_SOAK_SHORT === '1';
@@ -237,6 +244,7 @@ interface Fixtures {
   pipelineId: string;
   documents: string[];
   conversations: { id: string; turns: number; using: number }[];
+  tools: ToolFixtures;
 }
 
 const rows = [
@@ -251,7 +259,13 @@ async function readEventStream(response: Response): Promise<number> {
   return text.split('\n').filter((line) => line.startsWith('data:')).length;
 }
 
+/** The traffic through tools and the other dialects, on the same client and fixtures. */
+const toolKinds = Object.entries(toolTraffic({ random, sentence })).map(
+  ([kind, run]) => [kind, (fixtures: Fixtures) => run(fixtures.client, fixtures.tools)] as const,
+);
+
 const traffic: Record<string, (fixtures: Fixtures) => Promise<void>> = {
+  ...Object.fromEntries(toolKinds),
   async chat({ client }) {
     await client.expect(200, 'POST', '/chat/completions', {
       model: 'bench-upstream',
@@ -461,18 +475,27 @@ const round = [
   'chat',
   'chat-stream',
   'turn',
+  'tool-agent',
   'ws',
   'knowledge-search',
+  'responses',
   'pipeline',
+  'mcp',
   'turn-stream',
+  'messages',
   'knowledge-ingest',
   'chat',
+  'responses-stream',
   'ws',
   'refused',
+  'tool-agent',
   'pipeline-async',
+  'messages-stream',
   'chat-stream',
+  'mcp-batch',
   'knowledge-search',
   'voice',
+  'responses-stored',
   'turn',
   'ws',
   'tenant',
@@ -492,7 +515,7 @@ async function worker(index: number, fixtures: Fixtures, deadline: number): Prom
   }
 }
 
-async function setUp(client: Client, base: string): Promise<Fixtures> {
+async function setUp(client: Client, base: string, mcpUrl: string): Promise<Fixtures> {
   const knowledgeBase = await client.expect(201, 'POST', '/v1/knowledge-bases', {
     name: 'soak',
     embedding_model: 'bench-embed',
@@ -518,6 +541,7 @@ async function setUp(client: Client, base: string): Promise<Fixtures> {
     pipelineId: String(pipeline.pipeline_id),
     documents: [],
     conversations: [],
+    tools: await setUpToolTraffic(client, mcpUrl, String(pipeline.pipeline_id)),
   };
 }
 
@@ -567,10 +591,28 @@ export async function runSoakBenchmark(): Promise<void> {
     servers.push(
       await startServer(
         process.execPath,
-        ['--import', 'tsx', 'bench/fake-upstream-server.ts', String(upstreamPort)],
+        [
+          '--import',
+          'tsx',
+          'bench/fake-upstream-server.ts',
+          String(upstreamPort),
+          '--call-offered-tools',
+        ],
         {},
         path.join(directory, 'upstream.log'),
         `${upstreamUrl}/models`,
+      ),
+    );
+    // The ToolAgent's MCP server (any answer of its URL means it listens).
+    const mcpPort = await freePort();
+    const mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
+    servers.push(
+      await startServer(
+        process.execPath,
+        ['--import', 'tsx', 'bench/fake-mcp-server.ts', String(mcpPort)],
+        {},
+        path.join(directory, 'mcp.log'),
+        mcpUrl,
       ),
     );
     const configFile = path.join(directory, 'platform.config.json');
@@ -612,6 +654,8 @@ export async function runSoakBenchmark(): Promise<void> {
           default_tier: 'bench',
           tiers: { bench: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } },
         },
+        // The ToolAgent's MCP server listens on loopback.
+        tools: { allowed_private_targets: ['127.0.0.1'] },
       }),
     );
     const env: Record<string, string> = {
@@ -647,7 +691,7 @@ export async function runSoakBenchmark(): Promise<void> {
     servers.push(service);
     inspector = await InspectorClient.connect(inspectPort);
     const client = new Client(base, adminKey);
-    const fixtures = await setUp(client, base);
+    const fixtures = await setUp(client, base, mcpUrl);
 
     const samples: Sample[] = [];
     const started = Date.now();
@@ -898,8 +942,8 @@ function report(run: SoakRun): void {
 \`npm run bench -- soak\` (SQLite) and \`BENCH_SOAK_DB=postgres npm run bench -- soak\` (PostgreSQL +
 Redis) · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The built service
 (\`dist/main.js\`, started with \`--inspect\` on loopback so that the bench can read
-\`process.memoryUsage()\` and force a full GC), the fake OpenAI-compatible upstream and the clients
-each run in their own process. Every client takes the same round in turn: chat completions plain
+\`process.memoryUsage()\` and force a full GC), the fake OpenAI-compatible upstream, an MCP server
+and the clients each run in their own process. Every client takes the same round in turn: chat completions plain
 and streamed; stored chat turns plain and streamed (half continue one of 20 conversations, each
 deleted after 10 turns; the others start a conversation and delete it); the general WebSocket (init,
 a text turn, an error, a close — a quarter hung up mid-answer); a voice session and its stream
@@ -907,8 +951,14 @@ a text turn, an error, a close — a quarter hung up mid-answer); a voice sessio
 oldest deleted beyond 100) and searched (hybrid, embeddings from the fake upstream); a three-stage
 pipeline run synchronously and asynchronously with its event stream followed; refused requests
 (unmatched URLs, invalid bodies, unknown models, wrong keys); an API key created, used over HTTP
-and WebSocket, then revoked. The data stay about the same size (conversations and documents are
-deleted), except the records that are kept by design (usage, executions, revoked keys).
+and WebSocket, then revoked; a ToolAgent whose tool source is a real MCP server (the official SDK's
+server over Streamable HTTP with sessions, on loopback; the fake upstream calls
+its \`echo\` tool, then answers from the result); the platform's own MCP server at \`/mcp\` (the
+handshake, \`tools/list\`, \`tools/call\` of an exposed agent and of the exposed pipeline, and a
+batch of four); OpenAI's Responses API plain (not stored) and streamed (stored or not), and a stored
+chain of two read back and deleted; Anthropic's Messages API plain and streamed. The data stay about
+the same size (conversations, stored responses and documents are deleted), except the records that
+are kept by design (usage, executions, revoked keys).
 
 Memory is sampled every ${sampleEveryMs / 1000} s. At half-time and at the end of the traffic a full GC is forced
 before sampling, so that the two points compare what the service keeps rather than garbage waiting

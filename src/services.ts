@@ -327,6 +327,7 @@ function servingModules(
       features: config.features,
       version: config.version,
       logger,
+      rateLimiter: accounts.rateLimiter,
     }),
   );
   const health = closers.started(

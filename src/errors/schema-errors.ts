@@ -90,9 +90,12 @@ export function schemaIssueToError(
     );
   }
   if (param === null) {
+    // A body of the wrong type is most often not an object; a body whose type is right (a JSON-RPC
+    // batch with too many messages) is only invalid.
+    const object = where === 'request body' && first.keyword === 'type';
     return new AppError(
       'invalid_parameter',
-      `The ${where} must be ${where === 'request body' ? 'a JSON object' : 'valid'}: ${first.message ?? 'invalid'}.`,
+      `The ${where} must be ${object ? 'a JSON object' : 'valid'}: ${first.message ?? 'invalid'}.`,
       { param },
     );
   }

@@ -15,7 +15,7 @@ import type { SessionService } from '../modules/accounts/session-service.js';
 import { AppError, FeatureDisabledError } from '../errors/app-error.js';
 import type { RouteRegistry } from './route-registry.js';
 import { checkCsrf, sessionTokenOf } from './session-cookie.js';
-import type { App } from './types.js';
+import { principalOf, type App } from './types.js';
 
 export interface AccessControlOptions {
   /** Which features of the catalog are switched on. */
@@ -94,6 +94,30 @@ export function installAccessControl(app: App, options: AccessControlOptions): v
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) throw rateLimitExceeded(decision);
   });
+}
+
+/**
+ * Counts every message of a JSON-RPC batch of `size` as a request of the request's key and account,
+ * before any of them runs: the HTTP request was counted once already, the other `size - 1` are
+ * counted now, all at once. The rate-limit headers then say what is left after them; a batch that
+ * does not fit is refused with the contract's 429, nothing of it counted beyond its one request.
+ */
+export async function countBatchMessages(
+  rateLimiter: RateLimiter,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  size: number,
+): Promise<void> {
+  if (size <= 1) return;
+  const principal = principalOf(request);
+  const decision = await rateLimiter.consumeMore(
+    principal.keyId,
+    principal.tier,
+    accountOf(principal),
+    size - 1,
+  );
+  setRateLimitHeaders(reply, decision);
+  if (!decision.allowed) throw rateLimitExceeded(decision, { batchSize: size });
 }
 
 /** Each route declares its access rule (or lies under a public prefix); the document shows it. */

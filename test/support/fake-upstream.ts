@@ -145,6 +145,13 @@ export interface FakeUpstreamOptions {
    * was scripted), as a model would; the documentation's examples rely on it. Default false.
    */
   callNamedTools?: boolean;
+  /**
+   * Answer a request that offers tools, and whose last message is not a tool's result, with a call
+   * to the first tool offered (when nothing else was scripted), as a tool-using model's first turn
+   * would; the request that brings the result gets the usual reply. For benchmarks, whose traffic
+   * cannot script each request. Default false.
+   */
+  callOfferedTools?: boolean;
   /** Default 0, an ephemeral port. */
   port?: number;
 }
@@ -351,6 +358,19 @@ function forcedCallOf(body: Record<string, unknown>, behaviour: ReplyBehaviour):
   return { ...behaviour, toolCalls: [{ name, arguments: JSON.stringify(args) }] };
 }
 
+/** A call to the first tool `body` offers, unless its last message is a tool's result. */
+function offeredCallOf(body: Record<string, unknown>, behaviour: ReplyBehaviour): ReplyBehaviour {
+  if (behaviour.toolCalls !== undefined || behaviour.content !== undefined) return behaviour;
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const last: unknown = messages.at(-1);
+  if (isRecord(last) && last.role === 'tool') return behaviour;
+  const first: unknown = Array.isArray(body.tools) ? body.tools[0] : undefined;
+  if (!isRecord(first) || !isRecord(first.function)) return behaviour;
+  const { name } = first.function;
+  if (typeof name !== 'string') return behaviour;
+  return forcedCallOf({ tools: body.tools, tool_choice: { function: { name } } }, behaviour);
+}
+
 function embeddingInputs(input: unknown): string[] {
   const isTokens = (value: unknown): value is number[] =>
     Array.isArray(value) && value.every((token) => typeof token === 'number');
@@ -492,7 +512,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
 
   /** Content, deltas, finish reason and usage of a chat answer, truncated to the token limit. */
   const composeReply = (body: Record<string, unknown>, scripted: ReplyBehaviour) => {
-    const behaviour = options.callNamedTools === true ? forcedCallOf(body, scripted) : scripted;
+    const named = options.callNamedTools === true ? forcedCallOf(body, scripted) : scripted;
+    const behaviour = options.callOfferedTools === true ? offeredCallOf(body, named) : named;
     const messages = Array.isArray(body.messages) ? body.messages : [];
     let promptTokens = 0;
     let lastUserText = '';

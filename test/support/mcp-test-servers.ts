@@ -58,16 +58,17 @@ function rpcMethods(body: unknown): string[] {
     .filter((method): method is string => typeof method === 'string');
 }
 
-/** Starts `handler` on 127.0.0.1:0; closing also drops open connections (event streams). */
+/** Starts `handler` on 127.0.0.1 (at `at`, else an ephemeral port); closing drops open connections. */
 async function listen(
   handler: (request: http.IncomingMessage, response: http.ServerResponse) => Promise<void>,
+  at = 0,
 ): Promise<{ server: http.Server; port: number; close(): Promise<void> }> {
   const server = http.createServer((request, response) => {
     handler(request, response).catch(() => {
       if (!response.headersSent) response.writeHead(500).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(at, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     server,
@@ -182,14 +183,24 @@ function seen(request: http.IncomingMessage, body: unknown): SeenRequest {
   };
 }
 
-/** A Streamable HTTP MCP server at `/mcp`, one session per client. */
-export async function startStreamableServer(): Promise<TestMcpServer> {
+export interface StreamableServerOptions {
+  /** Default 0, an ephemeral port. */
+  port?: number;
+  /** Keep every request in `requests`. Default true; a long benchmark turns it off. */
+  recordRequests?: boolean;
+}
+
+/** A Streamable HTTP MCP server at `/mcp`, one session per client (ended by its DELETE). */
+export async function startStreamableServer(
+  options: StreamableServerOptions = {},
+): Promise<TestMcpServer> {
   const requests: SeenRequest[] = [];
+  const recordRequests = options.recordRequests ?? true;
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const slow = slowSignal();
   const running = await listen(async (request, response) => {
     const body = request.method === 'POST' ? await readJson(request) : undefined;
-    requests.push(seen(request, body));
+    if (recordRequests) requests.push(seen(request, body));
     const sessionId = request.headers['mcp-session-id'];
     let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
     if (transport === undefined) {
@@ -208,7 +219,7 @@ export async function startStreamableServer(): Promise<TestMcpServer> {
       transport = created;
     }
     await transport.handleRequest(request, response, body);
-  });
+  }, options.port);
   return {
     url: `http://127.0.0.1:${running.port}/mcp`,
     port: running.port,

@@ -4,8 +4,11 @@
 //
 // Every window counts a request or none does: the key's minute window is consumed first, then its
 // day window, then the account's minute and day windows; a window that refuses the request leaves
-// the later ones untouched and gives the earlier ones their point back. Each window's counter is atomic in its store (rate-limiter-flexible: in-process counters, or
-// one Lua script per consume in Redis), which is what makes the count exact under concurrency.
+// the later ones untouched and gives the earlier ones their point back. Each window's counter is
+// atomic in its store (rate-limiter-flexible: in-process counters, or one Lua script per consume in
+// Redis), which is what makes the count exact under concurrency. Several requests counted at once
+// (the further messages of a JSON-RPC batch) follow the same order with all their points in each
+// window; a refusal gives every window, the refusing one too, all of them back.
 import type { Redis } from 'ioredis';
 import {
   RateLimiterMemory,
@@ -45,19 +48,26 @@ export type RateLimitDecision =
       readonly retryAfterSeconds: number;
     };
 
-/** The contract's 429 for a refused decision (`details.retry_after` too where asked for). */
+/**
+ * The contract's 429 for a refused decision (`details.retry_after` too where asked for);
+ * `batchSize`: the refused request was a JSON-RPC batch of that many messages, each counted.
+ */
 export function rateLimitExceeded(
   decision: Extract<RateLimitDecision, { allowed: false }>,
-  options: { retryAfterInDetails?: boolean } = {},
+  options: { retryAfterInDetails?: boolean; batchSize?: number } = {},
 ): AppError {
   const { limitedBy } = decision;
   const whose =
     limitedBy.scope === 'account'
       ? "this key's account (all its API keys together)"
       : 'this API key';
+  const batch =
+    options.batchSize === undefined
+      ? ''
+      : ` A batch of ${options.batchSize} JSON-RPC messages counts as ${options.batchSize} requests${options.batchSize > limitedBy.limit ? ', more than the limit: send smaller batches' : ''}.`;
   return new AppError(
     'rate_limit_exceeded',
-    `Rate limit of ${limitedBy.limit} requests per ${limitedBy.window} exceeded for ${whose}. Retry after ${decision.retryAfterSeconds} s.`,
+    `Rate limit of ${limitedBy.limit} requests per ${limitedBy.window} exceeded for ${whose}.${batch} Retry after ${decision.retryAfterSeconds} s.`,
     {
       details: {
         limit: limitedBy.limit,
@@ -122,14 +132,26 @@ export class RateLimiter {
     tierName: string,
     account?: AccountSubject,
   ): Promise<RateLimitDecision> {
-    const windows = this.windowsFor(subject, tierName, account);
-    const results: RateLimiterRes[] = [];
-    for (const [index, counted] of windows.entries()) {
-      const outcome = await this.tryConsume(counted.limiter, counted.id, counted.limit);
-      if (!outcome.allowed) return this.refusedAt(windows, index, outcome.result);
-      results.push(outcome.result);
+    return this.count(this.windowsFor(subject, tierName, account), 1, 'keep');
+  }
+
+  /**
+   * Counts `points` more requests for `subject` at once (the further messages of a JSON-RPC batch
+   * whose HTTP request `consume` already counted), on the same windows in the same order: all of
+   * them in every window, or none. A window that cannot take them all refuses, and it gives them
+   * back as the earlier windows do, so an over-large batch leaves the quota as it found it instead
+   * of locking the key out until the window ends.
+   */
+  async consumeMore(
+    subject: string,
+    tierName: string,
+    account: AccountSubject | undefined,
+    points: number,
+  ): Promise<RateLimitDecision> {
+    if (!Number.isInteger(points) || points < 1) {
+      throw new Error(`consumeMore counts a whole number of requests above 0, not ${points}`);
     }
-    return { allowed: true, windows: statesOf(windows, results) };
+    return this.count(this.windowsFor(subject, tierName, account), points, 'give back');
   }
 
   /** The current state of the windows without counting a request. */
@@ -189,17 +211,42 @@ export class RateLimiter {
   }
 
   /**
-   * The refusal by `windows[refusing]`: the windows consumed before it get their point back, the
-   * ones after it are read as they stand.
+   * `points` requests counted in each of `windows` in turn, until one refuses them. `onRefusal`:
+   * what the refusing window does with the points it counted (as the library counts a refused
+   * request, a single refused request stays counted there).
+   */
+  private async count(
+    windows: readonly CountedWindow[],
+    points: number,
+    onRefusal: RefusedPoints,
+  ): Promise<RateLimitDecision> {
+    const results: RateLimiterRes[] = [];
+    for (const [index, counted] of windows.entries()) {
+      const outcome = await this.tryConsume(counted, points);
+      if (!outcome.allowed) {
+        return this.refusedAt(windows, index, outcome.result, points, onRefusal);
+      }
+      results.push(outcome.result);
+    }
+    return { allowed: true, windows: statesOf(windows, results) };
+  }
+
+  /**
+   * The refusal by `windows[refusing]`: the windows consumed before it get their points back (and
+   * it too when `onRefusal` says so), the ones after it are read as they stand.
    */
   private async refusedAt(
     windows: readonly CountedWindow[],
     refusing: number,
     refusal: RateLimiterRes,
+    points: number,
+    onRefusal: RefusedPoints,
   ): Promise<RateLimitDecision> {
     const results = await Promise.all(
       windows.map((counted, index) => {
-        if (index < refusing) return counted.limiter.reward(counted.id, 1);
+        if (index < refusing || (index === refusing && onRefusal === 'give back')) {
+          return counted.limiter.reward(counted.id, points);
+        }
         if (index > refusing) return counted.limiter.get(counted.id);
         return Promise.resolve(refusal);
       }),
@@ -224,16 +271,15 @@ export class RateLimiter {
   }
 
   /**
-   * One request counted; refused past `limit` (an account's counters are shared by every tier, so
-   * their limiter refuses only past the largest ceiling).
+   * `points` requests counted in one window; refused past its `limit` (an account's counters are
+   * shared by every tier, so their limiter refuses only past the largest ceiling).
    */
   private async tryConsume(
-    limiter: RateLimiterAbstract,
-    subject: string,
-    limit: number,
+    { limiter, id: subject, limit }: CountedWindow,
+    points: number,
   ): Promise<{ allowed: boolean; result: RateLimiterRes }> {
     try {
-      const result = await limiter.consume(subject, 1);
+      const result = await limiter.consume(subject, points);
       // As the library counts a refused request, so does a refusal by `limit`.
       return { allowed: result.consumedPoints <= limit, result };
     } catch (rejection) {
@@ -305,6 +351,9 @@ export class RateLimiter {
     });
   }
 }
+
+/** What a refusing window does with the points it counted: keeps them, or gives them back. */
+type RefusedPoints = 'keep' | 'give back';
 
 /** One window a request is counted in: whose count, which limiter, and the limit that applies. */
 interface CountedWindow {

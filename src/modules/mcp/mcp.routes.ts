@@ -1,31 +1,37 @@
 // POST /mcp: the platform as an MCP server (streamable HTTP, stateless). Each request gets its own
 // server and transport for the calling key, answered as JSON; access control, the rate limit and
-// the request log apply before it as on every route. GET and DELETE (a server-sent stream, ending
-// a session) are not offered: the app's 405 answers them, in the contract's error body.
+// the request log apply before it as on every route, and every further message of a batch is
+// counted against the rate limit before any of them runs. GET and DELETE (a server-sent stream,
+// ending a session) are not offered: the app's 405 answers them, in the contract's error body.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { access } from '../../auth/scopes.js';
 import { AppError } from '../../errors/app-error.js';
+import { countBatchMessages } from '../../http/access-control.js';
+import type { RateLimiter } from '../accounts/rate-limiter.js';
 import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import { principalOf } from '../../http/types.js';
 import { checkMcpRequest } from './mcp-request.js';
 import { platformMcpServer, type McpServerInfo } from './mcp-server.js';
-import { McpRequestBody, McpResponseBody } from './mcp.schemas.js';
+import { maxBatchMessages, McpRequestBody, McpResponseBody } from './mcp.schemas.js';
 import type { PlatformTools } from './platform-tools.js';
 
 export interface McpRoutesDependencies {
   readonly tools: PlatformTools;
   readonly info: McpServerInfo;
+  /** Counts a batch's further messages as requests (the HTTP request is counted on its own). */
+  readonly rateLimiter: RateLimiter;
 }
 
 const description = [
   "The platform as a Model Context Protocol server (streamable HTTP transport, stateless: no `Mcp-Session-Id`, every request stands alone). The key's account's agents and pipelines marked `expose_as_tool` are its tools, and `knowledge_search` over the account's knowledge bases when it has any (see docs/mcp.md).",
   'Listing the tools needs the scope of this route; calling an agent or pipeline tool needs `agents:write` (as POST /v1/agents/{agent_id}/execute and POST /v1/pipelines/{pipeline_id}/execute do), `knowledge_search` needs `agents:read`. A call whose scope the key lacks, whose arguments do not match the tool’s inputSchema, or whose run fails answers a tool result with `isError: true` saying why; every agent or pipeline call is a recorded execution (`execution_id`, GET /v1/executions/{execution_id}). The tools of a switched-off feature (`agent_orchestration`, `semantic_search`) are not offered.',
+  `A batch (a JSON array of messages, at most ${maxBatchMessages}) counts every message against the key's and its account's rate limits as one request, before any of them runs; a batch larger than what is left answers 429 \`rate_limit_exceeded\` and nothing of it runs. The rate-limit headers of the answer count the whole batch.`,
   'Answers are JSON (`application/json`), never an event stream. GET and DELETE answer 405: the server sends no messages of its own and keeps no session.',
 ].join('\n\n');
 
 export function mcpPlugin(dependencies: McpRoutesDependencies): FeaturePlugin {
-  const { tools, info } = dependencies;
+  const { tools, info, rateLimiter } = dependencies;
   return featurePlugin('mcp', (app) => {
     app.post(
       '/mcp',
@@ -45,6 +51,13 @@ export function mcpPlugin(dependencies: McpRoutesDependencies): FeaturePlugin {
       },
       async (request, reply) => {
         checkMcpRequest(request.headers, request.body);
+        const { body } = request;
+        await countBatchMessages(
+          rateLimiter,
+          request,
+          reply,
+          Array.isArray(body) ? body.length : 1,
+        );
         const principal = principalOf(request);
         const server = platformMcpServer(
           tools,

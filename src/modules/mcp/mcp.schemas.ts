@@ -30,11 +30,21 @@ const JsonRpcMessage = Type.Object(
   { additionalProperties: true },
 );
 
+/** The most messages one batch may hold; each of them counts against the rate limit as a request. */
+export const maxBatchMessages = 50;
+
 export const McpRequestBody = Type.Union(
-  [JsonRpcMessage, Type.Array(JsonRpcMessage, { minItems: 1, maxItems: 100 })],
+  [
+    JsonRpcMessage,
+    Type.Array(JsonRpcMessage, {
+      minItems: 1,
+      maxItems: maxBatchMessages,
+      description: `A batch: at most ${maxBatchMessages} messages, each counted against the key's and its account's rate limits as one request, before any of them runs (a batch that does not fit in what is left answers 429 and nothing of it runs).`,
+    }),
+  ],
   {
     description:
-      'A JSON-RPC 2.0 message of the Model Context Protocol (streamable HTTP transport, protocol 2025-11-25 and earlier versions the SDK accepts). Send `Accept: application/json, text/event-stream` and `Content-Type: application/json`.',
+      'A JSON-RPC 2.0 message of the Model Context Protocol (streamable HTTP transport, protocol 2025-11-25 and earlier versions the SDK accepts), or a batch of them. Send `Accept: application/json, text/event-stream` and `Content-Type: application/json`.',
   },
 );
 

@@ -2,6 +2,7 @@
 // knowledge modules' services, and the HTTP plugin of POST /mcp for app.ts to register.
 import type { Logger } from 'pino';
 import type { FeaturePlugin } from '../../http/feature-plugin.js';
+import type { RateLimiter } from '../accounts/rate-limiter.js';
 import type { AgentsModule } from '../agents/module.js';
 import type { FeatureName } from '../health/feature-catalog.js';
 import type { KnowledgeService } from '../knowledge/knowledge-service.js';
@@ -17,6 +18,8 @@ export interface McpModuleDependencies {
   /** The service's version, told to clients in the MCP handshake. */
   readonly version: string;
   readonly logger: Logger;
+  /** The keys' and accounts' rate limits, which count every message of a batch. */
+  readonly rateLimiter: RateLimiter;
 }
 
 export interface McpModule {
@@ -42,6 +45,7 @@ export function createMcpModule(dependencies: McpModuleDependencies): McpModule 
     plugin: mcpPlugin({
       tools,
       info: { name: 'conversational-ai-platform', version: dependencies.version },
+      rateLimiter: dependencies.rateLimiter,
     }),
     // Each request's server and transport are closed with its response; nothing else is held.
     close: () => Promise.resolve(),
