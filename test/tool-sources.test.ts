@@ -109,7 +109,9 @@ describe('MCP servers over Streamable HTTP', () => {
     const box = await open(sources(), [entry(), { type: 'web_search', name: 'search' }]);
     expect(box.unavailable).toEqual([]);
     expect(box.tools.map((tool) => tool.name).sort()).toEqual(
-      ['add', 'big', 'echo', 'explode', 'fail', 'picture', 'slow'].map((name) => `demo__${name}`),
+      ['add', 'big', 'echo', 'explode', 'fail', 'picture', 'refund', 'slow', 'wait'].map(
+        (name) => `demo__${name}`,
+      ),
     );
     const echo = box.tools.find((tool) => tool.name === 'demo__echo')!;
     expect(echo).toMatchObject({
@@ -189,7 +191,7 @@ describe('MCP servers over Streamable HTTP', () => {
     const requestsBefore = server.requests.length;
     const again = await open(service, [entry()]);
     expect(server.requests.length).toBe(requestsBefore); // no connection at all until a call
-    expect(again.tools.length).toBe(7);
+    expect(again.tools.length).toBe(9);
     expect(await again.call('demo__echo', { text: 'lazy' }, never())).toMatchObject({ ok: true });
 
     await open(service, [entry()], 'acct_2');
