@@ -35,7 +35,8 @@ export interface KnowledgeSearcher {
     accountId: string,
     knowledgeBaseIds: readonly string[],
     query: string,
-    options: { topK: number; minScore: number },
+    /** `signal`: the run's, so that a stopped run stops embedding its query. */
+    options: { topK: number; minScore: number; signal: AbortSignal },
   ): Promise<{ results: FoundPassage[]; mode: string; notice: string | null }>;
 }
 

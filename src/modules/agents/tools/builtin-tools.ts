@@ -85,12 +85,12 @@ export function builtinTool(
     case 'knowledge_search':
       return {
         spec: spec('Searches the knowledge bases for passages relevant to a query.', query),
-        call: guarded(async (args) => {
+        call: guarded(async (args, signal) => {
           const found = await dependencies.knowledge.search(
             owner.accountId,
             entry.knowledge_base_ids as string[],
             requiredString(args, 'query'),
-            { topK: typeof entry.top_k === 'number' ? entry.top_k : 5, minScore: 0 },
+            { topK: typeof entry.top_k === 'number' ? entry.top_k : 5, minScore: 0, signal },
           );
           return { ok: true, content: text(found.results) };
         }),

@@ -14,7 +14,7 @@ export interface PendingCall {
 
 /** What the model is told of the calls of its turn past the per-turn limit. */
 export function refusedCallsNote(refused: number, limit: number): string {
-  return `[${refused} more call${refused === 1 ? ' was' : 's were'} not made: at most ${limit} calls run per turn (tools.max_calls_per_turn). Ask again for any still needed.]`;
+  return `[${refused} more call${refused === 1 ? ' was' : 's were'} not made: at most ${limit} call${limit === 1 ? '' : 's'} run per turn (tools.max_calls_per_turn). Ask again for any still needed.]`;
 }
 
 export interface ReplayedRun {

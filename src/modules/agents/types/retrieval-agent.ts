@@ -90,7 +90,7 @@ export function createRetrievalAgent(
         context.agent.accountId,
         configuration.knowledge_base_ids,
         query,
-        { topK: settings.result_count, minScore: settings.min_score },
+        { topK: settings.result_count, minScore: settings.min_score, signal: context.signal },
       );
       const documents = found.results;
       const result: Record<string, unknown> = {
