@@ -21,6 +21,9 @@ import {
   type RunPlan,
 } from './pipeline-run.js';
 import { runStages } from './run-stages.js';
+import type { PipelineStage } from './pipeline.js';
+import { refuseMisfitRunInputs } from './stage-input-kinds.js';
+import type { InputRule } from '../agents/agent-input.js';
 
 export interface PipelineRunOptions {
   conversationId: string | null;
@@ -65,8 +68,8 @@ export class PipelineRunner {
 
   /**
    * Starts a run: records the execution and its pending stages (a `conversationId` of another
-   * account or user is a 404, nothing recorded), then either runs it to the end or in the
-   * background (returning at once).
+   * account or user is a 404, nothing recorded; so is an input of a kind a stage's agent does not
+   * take, a 400), then either runs it to the end or in the background (returning at once).
    */
   async start(
     accountId: string,
@@ -80,6 +83,9 @@ export class PipelineRunner {
     if (pipeline.stages.length === 0) {
       throw new InvalidParameterError('stages', `Pipeline '${pipelineId}' has no stages to run.`);
     }
+    await refuseMisfitRunInputs(pipeline.stages, inputs, (stage) =>
+      this.dataInputOf(accountId, stage),
+    );
     const plan: RunPlan | null = options.detach
       ? { pipelineId: pipeline.id, stages: pipeline.stages }
       : null;
@@ -109,6 +115,21 @@ export class PipelineRunner {
       stopReason: 'client',
       started: this.context.now(),
     });
+  }
+
+  /** What a stage's agent reads from `data`; undefined when its agent is gone (the stage fails). */
+  private async dataInputOf(
+    accountId: string,
+    stage: PipelineStage,
+  ): Promise<InputRule | undefined> {
+    try {
+      return this.options.executor.dataInputOf(
+        await this.options.agents.get(accountId, stage.agent_id),
+      );
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
   }
 
   /** Hands a detached run to the job queue; one it cannot take is recorded failed. */

@@ -3,6 +3,7 @@
 // timeout and retries), and its outputs mapped — each step recorded on the stage's record. A stage
 // that cannot go on is recorded failed and ends with a StageFailure.
 import type { Agent } from '../agents/agent.js';
+import { AgentInputMismatch } from '../agents/agent-input.js';
 import { AppError, NotFoundError } from '../../errors/app-error.js';
 import type { ExecutionService } from './executions/execution-service.js';
 import {
@@ -14,6 +15,7 @@ import {
 import { defineOwn } from '../../validation/safe-keys.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 import type { PipelineStage } from './pipeline.js';
+import { mismatchFailure } from './stage-input-kinds.js';
 import {
   isoNow,
   RunHandedOver,
@@ -148,6 +150,7 @@ export class StageRun {
       const { parameters } = await this.context.executor.prepare(agent, input, model);
       return { agent, input, parameters, model };
     } catch (error) {
+      if (error instanceof AgentInputMismatch) return this.fail(mismatchFailure(this.stage, error));
       if (!(error instanceof AppError)) throw error;
       return this.fail(executionErrorFrom(error));
     }
