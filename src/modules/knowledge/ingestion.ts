@@ -1,5 +1,6 @@
 // Adding a document to a knowledge base: its input checked, its text extracted and chunked in the
-// text worker threads, the chunks embedded, and everything stored in one transaction.
+// text worker threads, the chunks embedded, and everything stored (the document invisible until
+// all of it is: KnowledgeRepository.insertDocument).
 import type { AppConfig } from '../../config/config.js';
 import { InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
 import { newId } from '../../ids.js';

@@ -1,6 +1,6 @@
 // Knowledge bases, their documents and chunks. Every query is scoped by account; a document and its
-// chunks are stored in one transaction with the knowledge base's counters.
-import type { Kysely } from 'kysely';
+// chunks are stored in steps, invisible until the last one counts them on the knowledge base.
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { ChunkRecord, KnowledgeIndex } from '../../storage/dialects/knowledge-index.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import { pageOf } from '../../storage/repositories/paging.js';
@@ -80,6 +80,12 @@ function toDocument(row: DocumentRow): KnowledgeDocument {
   };
 }
 
+/** The documents of these knowledge bases still being stored (`insertDocument`), as a subquery. */
+function pendingIn(kbIds: readonly string[]) {
+  return (eb: ExpressionBuilder<DatabaseSchema, keyof DatabaseSchema>) =>
+    eb.selectFrom('pending_documents').select('document_id').where('kb_id', 'in', kbIds);
+}
+
 /** Thrown inside the transaction to roll it back. */
 class DimensionsDiffer extends Error {
   constructor(readonly dimensions: number) {
@@ -156,37 +162,70 @@ export class KnowledgeRepository {
   }
 
   /**
-   * Stores the document and its chunks, and counts them on the knowledge base, in one transaction.
-   * The knowledge base's row is updated first (which locks it), and the first vectors fix its
-   * `embedding_dimensions`; vectors of another length roll everything back.
+   * Stores the document and its chunks, then counts them on the knowledge base, in steps that each
+   * commit a bounded amount (SQLite commits synchronously, on the event loop, and the transaction
+   * of a 5 MiB document with thousands of chunks and vectors held the loop and kept every other
+   * request from the database for as long as it lasted):
+   *
+   * 1. the knowledge base is checked (its row updated, which locks it; the first vectors fix its
+   *    `embedding_dimensions`, and vectors of another length store nothing) and the document's row
+   *    is written, marked pending (`pending_documents`), which keeps it and its chunks invisible;
+   * 2. the chunks are written in batches, each its own statement, the loop turning between them;
+   * 3. the pending mark is removed and the document counted on its knowledge base, together.
+   *
+   * So a document is never visible half-stored, and it is stored once step 3 has committed. A
+   * failure in between deletes what was written; a process stopped in between leaves a pending
+   * document, which `discardPendingDocuments` deletes at the next start.
    */
   async insertDocument(
     document: NewKnowledgeDocument,
     chunks: readonly ChunkRecord[],
     updatedAt: string,
   ): Promise<InsertDocumentOutcome> {
+    const started = await this.startDocument(document, chunks, updatedAt);
+    if (started.kind !== 'stored') return started;
+    try {
+      await this.index.insertChunks(this.db, chunks);
+      return await this.finishDocument(document, chunks.length, updatedAt);
+    } catch (error) {
+      // The knowledge base was deleted meanwhile (the document with it): its chunks cannot refer
+      // to the document any more. Otherwise what was written goes, and the failure is the caller's.
+      if (!(await this.documentExists(document.id))) return { kind: 'knowledge-base-missing' };
+      // Should this fail too, the next start deletes the pending document.
+      await this.db
+        .deleteFrom('documents')
+        .where('id', '=', document.id)
+        .execute()
+        .catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Step 1 of `insertDocument`: the knowledge base checked, the document written as pending. */
+  private async startDocument(
+    document: NewKnowledgeDocument,
+    chunks: readonly ChunkRecord[],
+    createdAt: string,
+  ): Promise<InsertDocumentOutcome> {
     const dimensions = chunks.find((chunk) => chunk.embedding !== null)?.embedding?.length ?? null;
     try {
       return await this.db.transaction().execute(async (transaction) => {
-        const counted = await transaction
+        const checked = await transaction
           .updateTable('knowledge_bases')
-          .set((eb) => ({
-            document_count: eb('document_count', '+', 1),
-            chunk_count: eb('chunk_count', '+', chunks.length),
-            updated_at: updatedAt,
-            ...(dimensions === null
-              ? {}
+          .set((eb) =>
+            dimensions === null
+              ? { embedding_dimensions: eb.ref('embedding_dimensions') }
               : {
                   embedding_dimensions: eb.fn.coalesce('embedding_dimensions', eb.val(dimensions)),
-                }),
-          }))
+                },
+          )
           .where('id', '=', document.kbId)
           .where('account_id', '=', document.accountId)
           .returning('embedding_dimensions')
           .executeTakeFirst();
-        if (counted === undefined) return { kind: 'knowledge-base-missing' as const };
+        if (checked === undefined) return { kind: 'knowledge-base-missing' as const };
         const stored =
-          counted.embedding_dimensions === null ? null : Number(counted.embedding_dimensions);
+          checked.embedding_dimensions === null ? null : Number(checked.embedding_dimensions);
         if (dimensions !== null && stored !== dimensions) {
           throw new DimensionsDiffer(stored ?? 0);
         }
@@ -209,7 +248,10 @@ export class KnowledgeRepository {
             created_at: document.createdAt,
           })
           .execute();
-        await this.index.insertChunks(transaction, chunks);
+        await transaction
+          .insertInto('pending_documents')
+          .values({ document_id: document.id, kb_id: document.kbId, created_at: createdAt })
+          .execute();
         return { kind: 'stored' as const };
       });
     } catch (error) {
@@ -220,13 +262,67 @@ export class KnowledgeRepository {
     }
   }
 
+  /** Step 3 of `insertDocument`: the pending mark removed and the document counted, together. */
+  private async finishDocument(
+    document: NewKnowledgeDocument,
+    chunkCount: number,
+    updatedAt: string,
+  ): Promise<InsertDocumentOutcome> {
+    return this.db.transaction().execute(async (transaction) => {
+      const counted = await transaction
+        .updateTable('knowledge_bases')
+        .set((eb) => ({
+          document_count: eb('document_count', '+', 1),
+          chunk_count: eb('chunk_count', '+', chunkCount),
+          updated_at: updatedAt,
+        }))
+        .where('id', '=', document.kbId)
+        .where('account_id', '=', document.accountId)
+        .returning('id')
+        .executeTakeFirst();
+      if (counted === undefined) return { kind: 'knowledge-base-missing' as const };
+      await transaction
+        .deleteFrom('pending_documents')
+        .where('document_id', '=', document.id)
+        .execute();
+      return { kind: 'stored' as const };
+    });
+  }
+
+  private async documentExists(id: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('documents')
+      .select('id')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Deletes, with their chunks, the documents left pending before `before` by a process that
+   * stopped while storing them; how many there were.
+   */
+  async discardPendingDocuments(before: string): Promise<number> {
+    const result = await this.db
+      .deleteFrom('documents')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('pending_documents').select('document_id').where('created_at', '<', before),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async listDocuments(
     accountId: string,
     kbId: string,
     page: Page,
   ): Promise<{ documents: KnowledgeDocument[]; total: number }> {
     const { rows, total } = await pageOf(
-      this.db.selectFrom('documents').where('kb_id', '=', kbId).where('account_id', '=', accountId),
+      this.db
+        .selectFrom('documents')
+        .where('kb_id', '=', kbId)
+        .where('account_id', '=', accountId)
+        .where('id', 'not in', pendingIn([kbId])),
       page,
       (query) => query.select(documentColumns).orderBy('created_at', 'desc').orderBy('id', 'desc'),
     );
@@ -246,6 +342,8 @@ export class KnowledgeRepository {
         .where('id', '=', documentId)
         .where('kb_id', '=', kbId)
         .where('account_id', '=', accountId)
+        // One being stored is not counted yet: it cannot be deleted before it is.
+        .where('id', 'not in', pendingIn([kbId]))
         .returning('chunk_count')
         .executeTakeFirst();
       if (deleted === undefined) return false;
@@ -279,6 +377,9 @@ export class KnowledgeRepository {
         'documents.metadata as metadata',
       ])
       .where('chunks.id', 'in', chunkIds)
+      .where('documents.id', 'not in', (eb) =>
+        eb.selectFrom('pending_documents').select('document_id'),
+      )
       .execute();
     return new Map(
       rows.map((row) => [
@@ -310,6 +411,7 @@ export class KnowledgeRepository {
       ])
       .where('kb_id', 'in', kbIds)
       .where('embedding_status', 'in', ['unavailable', 'failed'])
+      .where('id', 'not in', pendingIn(kbIds))
       .groupBy('kb_id')
       .orderBy('kb_id')
       .execute();

@@ -17,6 +17,7 @@ import { messageParts } from './013-message-parts.js';
 import { responses } from './014-responses.js';
 import { toolsExposure } from './015-tools-exposure.js';
 import { executionSteps } from './016-execution-steps.js';
+import { pendingDocuments } from './017-pending-documents.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '014-responses': responses(types),
     '015-tools-exposure': toolsExposure(types),
     '016-execution-steps': executionSteps(types),
+    '017-pending-documents': pendingDocuments(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
