@@ -24,7 +24,7 @@ import type { Execution } from '../pipelines/executions/execution.js';
 import { executionStepLog, memoryStepLog } from './step-log.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from '../../validation/schema-validator.js';
-import { findInputMismatch, type InputRule } from './agent-input.js';
+import { AgentInputMismatch, findInputMismatch } from './agent-input.js';
 import { assertSafeKeys, assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
 
 export interface AgentRun {
@@ -125,9 +125,19 @@ export class AgentExecutor {
     return { parameters };
   }
 
-  /** What `agent`'s type reads from `data` (undefined: it does not read it). */
-  dataInputOf(agent: Agent): InputRule | undefined {
-    return this.options.catalog.require(agent.agentType).dataInput;
+  /**
+   * The first field of `input` holding a kind of value the agent does not take there (the check
+   * `prepare` makes first); `agent` null when it is not known, and then `data` is not checked.
+   */
+  inputMismatch(agent: Agent | null, input: object): AgentInputMismatch | null {
+    const dataInput =
+      agent === null ? undefined : this.options.catalog.require(agent.agentType).dataInput;
+    return findInputMismatch(input, dataInput);
+  }
+
+  /** `error` when it is an input of the wrong kind (a stage names the mapping behind it). */
+  inputMismatchOf(error: unknown): AgentInputMismatch | null {
+    return error instanceof AgentInputMismatch ? error : null;
   }
 
   /** Runs the agent; failures become an AgentRunError carrying the contract's error object. */

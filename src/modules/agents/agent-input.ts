@@ -88,7 +88,7 @@ export class AgentInputMismatch extends InvalidParameterError {
 }
 
 /** The rules an agent type's input is checked with: the common fields and its `data`, if any. */
-export function inputFieldRules(dataInput: InputRule | undefined): Map<string, InputRule> {
+function inputFieldRules(dataInput: InputRule | undefined): Map<string, InputRule> {
   const rules = new Map(commonFields);
   if (dataInput !== undefined) rules.set('data', dataInput);
   return rules;

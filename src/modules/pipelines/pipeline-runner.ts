@@ -23,7 +23,7 @@ import {
 import { runStages } from './run-stages.js';
 import type { PipelineStage } from './pipeline.js';
 import { refuseMisfitRunInputs } from './stage-input-kinds.js';
-import type { InputRule } from '../agents/agent-input.js';
+import type { AgentInputMismatch } from '../agents/agent-input.js';
 
 export interface PipelineRunOptions {
   conversationId: string | null;
@@ -83,8 +83,8 @@ export class PipelineRunner {
     if (pipeline.stages.length === 0) {
       throw new InvalidParameterError('stages', `Pipeline '${pipelineId}' has no stages to run.`);
     }
-    await refuseMisfitRunInputs(pipeline.stages, inputs, (stage) =>
-      this.dataInputOf(accountId, stage),
+    await refuseMisfitRunInputs(pipeline.stages, inputs, (stage, input) =>
+      this.inputMismatch(accountId, stage, input),
     );
     const plan: RunPlan | null = options.detach
       ? { pipelineId: pipeline.id, stages: pipeline.stages }
@@ -117,17 +117,22 @@ export class PipelineRunner {
     });
   }
 
-  /** What a stage's agent reads from `data`; undefined when its agent is gone (the stage fails). */
-  private async dataInputOf(
+  /**
+   * A stage input of a kind its agent does not take (AgentExecutor's check). `data` is checked
+   * by the agent's type, so only then is the agent read; a deleted one is left to the stage, which
+   * fails naming it.
+   */
+  private async inputMismatch(
     accountId: string,
     stage: PipelineStage,
-  ): Promise<InputRule | undefined> {
+    input: Record<string, unknown>,
+  ): Promise<AgentInputMismatch | null> {
+    const { executor, agents } = this.options;
+    if (!Object.hasOwn(input, 'data')) return executor.inputMismatch(null, input);
     try {
-      return this.options.executor.dataInputOf(
-        await this.options.agents.get(accountId, stage.agent_id),
-      );
+      return executor.inputMismatch(await agents.get(accountId, stage.agent_id), input);
     } catch (error) {
-      if (error instanceof NotFoundError) return undefined;
+      if (error instanceof NotFoundError) return null;
       throw error;
     }
   }

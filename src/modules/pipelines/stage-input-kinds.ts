@@ -4,11 +4,7 @@
 // run's input is refused when the run is started (a 400 naming the input and the mapping, nothing
 // recorded); one from an earlier stage's output fails the stage with `invalid_parameter`.
 import { InvalidParameterError } from '../../errors/app-error.js';
-import {
-  findInputMismatch,
-  type AgentInputMismatch,
-  type InputRule,
-} from '../agents/agent-input.js';
+import type { AgentInputMismatch } from '../agents/agent-input.js';
 import { executionError, type ExecutionError } from './executions/execution.js';
 import { parsePath, valueAt, type PathExpression, type PathStep } from './path-expression.js';
 import type { PipelineStage } from './pipeline.js';
@@ -59,15 +55,23 @@ function parsedOrNull(text: string): PathExpression | null {
 }
 
 /**
+ * How a stage's agent takes an input: the mismatch of `input`'s field (AgentExecutor's check), or
+ * null. `data` is the agent type's own, so only its check needs the stage's agent.
+ */
+export type StageInputCheck = (
+  stage: PipelineStage,
+  input: Record<string, unknown>,
+) => Promise<AgentInputMismatch | null>;
+
+/**
  * Refuses a run whose input puts a value of the wrong kind into a stage's `query`, `urls`,
  * `parameters` or `data` through a mapping straight from the run's input (`query ← $.input.topic`):
- * a 400 naming the input and the mapping. `dataInputOf` tells what a stage's agent reads from
- * `data` (undefined when it reads none, or the agent is gone: the stage then fails as it would).
+ * a 400 naming the input and the mapping.
  */
 export async function refuseMisfitRunInputs(
   stages: readonly PipelineStage[],
   inputs: Record<string, unknown>,
-  dataInputOf: (stage: PipelineStage) => Promise<InputRule | undefined>,
+  check: StageInputCheck,
 ): Promise<void> {
   for (const stage of stages) {
     for (const [name, text] of Object.entries(stage.input_mapping)) {
@@ -77,8 +81,7 @@ export async function refuseMisfitRunInputs(
       const value = valueAt(inputs, path.steps);
       // An input that is not there fails the stage as unresolved, when it runs.
       if (value === undefined) continue;
-      const dataInput = name === 'data' ? await dataInputOf(stage) : undefined;
-      const mismatch = findInputMismatch({ [name]: value }, dataInput);
+      const mismatch = await check(stage, { [name]: value });
       if (mismatch === null) continue;
       const param = inputParam(path.steps);
       throw new InvalidParameterError(

@@ -3,7 +3,6 @@
 // timeout and retries), and its outputs mapped — each step recorded on the stage's record. A stage
 // that cannot go on is recorded failed and ends with a StageFailure.
 import type { Agent } from '../agents/agent.js';
-import { AgentInputMismatch } from '../agents/agent-input.js';
 import { AppError, NotFoundError } from '../../errors/app-error.js';
 import type { ExecutionService } from './executions/execution-service.js';
 import {
@@ -150,7 +149,8 @@ export class StageRun {
       const { parameters } = await this.context.executor.prepare(agent, input, model);
       return { agent, input, parameters, model };
     } catch (error) {
-      if (error instanceof AgentInputMismatch) return this.fail(mismatchFailure(this.stage, error));
+      const mismatch = this.context.executor.inputMismatchOf(error);
+      if (mismatch !== null) return this.fail(mismatchFailure(this.stage, mismatch));
       if (!(error instanceof AppError)) throw error;
       return this.fail(executionErrorFrom(error));
     }
