@@ -10,7 +10,7 @@ import {
   refusal,
   stringProblem,
 } from '../validation/input-values.js';
-import { findForbiddenKey, forbiddenKeyError } from '../validation/safe-keys.js';
+import { findPoisonedKey, forbiddenKeyError } from '../validation/safe-keys.js';
 import type { App } from './types.js';
 
 /** The 400 for the first unstorable value of a request's path parameters or query string. */
@@ -43,7 +43,8 @@ function checkTextParts(request: FastifyRequest): AppError | null {
 /**
  * Fastify's parser refuses a body with a `__proto__` key (or `constructor.prototype`) anywhere as
  * "not valid JSON". When the text is valid JSON, that is what happened: the refusal names the key
- * (`metadata.__proto__`) like every other reserved name. (`JSON.parse` makes such a key an own
+ * (`metadata.__proto__`) like every other reserved name, found by the rule large bodies are checked
+ * with (`findPoisonedKey`, the same keys the parser refuses). (`JSON.parse` makes such a key an own
  * property, so the second reading cannot touch a prototype.)
  */
 function poisonedKeyRefusal(text: string): AppError | null {
@@ -53,7 +54,7 @@ function poisonedKeyRefusal(text: string): AppError | null {
   } catch {
     return null;
   }
-  const found = findForbiddenKey(document);
+  const found = findPoisonedKey(document);
   return found === null ? null : forbiddenKeyError(found.param, found.key);
 }
 

@@ -257,6 +257,13 @@ export interface DocumentsTable {
   created_at: string;
 }
 
+/** A document whose chunks are being stored: invisible until they all are (migration 018). */
+export interface PendingDocumentsTable {
+  document_id: string;
+  kb_id: string;
+  created_at: string;
+}
+
 export interface ChunksTable {
   /** Integer row number: the SQLite full-text index's rowid; an identity on PostgreSQL. */
   number: ColumnType<number, never, never>;
@@ -379,6 +386,7 @@ export interface DatabaseSchema {
   knowledge_bases: KnowledgeBasesTable;
   documents: DocumentsTable;
   chunks: ChunksTable;
+  pending_documents: PendingDocumentsTable;
   pipelines: PipelinesTable;
   execution_stages: ExecutionStagesTable;
   execution_steps: ExecutionStepsTable;

@@ -7,7 +7,7 @@
 import { AppError } from '../errors/app-error.js';
 import { paramPath } from '../errors/schema-errors.js';
 import { walkJson } from './json-walk.js';
-import { findForbiddenKey, forbiddenKeyError } from './safe-keys.js';
+import { findPoisonedKey, forbiddenKeyError } from './safe-keys.js';
 
 /** Deepest nesting of objects and arrays accepted in a body (the body itself is level 1). */
 export const maxNestingDepth = 32;
@@ -81,7 +81,7 @@ export const maxLargeBodyValues = 100_000;
 
 /**
  * The checks of the inline path for a large body, in the thread that parses it: valid JSON, no
- * `__proto__` key or `constructor.prototype` (named, like every reserved name), at most
+ * key the inline parser refuses (`findPoisonedKey`, named like every reserved name), at most
  * `maxLargeBodyValues` values, and nothing a database cannot store.
  */
 export function parseLargeBody(text: string): unknown {
@@ -107,10 +107,8 @@ export function parseLargeBody(text: string): unknown {
       for (const item of Array.isArray(value) ? value : Object.values(value)) stack.push(item);
     }
   }
-  const poisoned = findForbiddenKey(document);
-  if (poisoned !== null && (poisoned.key === '__proto__' || poisoned.key === 'constructor')) {
-    throw forbiddenKeyError(poisoned.param, poisoned.key);
-  }
+  const poisoned = findPoisonedKey(document);
+  if (poisoned !== null) throw forbiddenKeyError(poisoned.param, poisoned.key);
   const found = findUnstorableValue(document);
   if (found !== null) throw refusal(found);
   return document;

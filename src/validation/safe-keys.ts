@@ -43,6 +43,32 @@ export function findForbiddenKey(value: unknown, param = ''): ForbiddenKeyFound 
   });
 }
 
+const holdsPrototype = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype');
+
+/**
+ * The first key of a parsed JSON body that could reach a prototype if the body were merged into an
+ * object: a `__proto__` key anywhere, or a `constructor` key whose value is an object holding
+ * `prototype`. This is exactly what Fastify's JSON parser (secure-json-parse) refuses, so bodies of
+ * every size obey one rule: the parser of small bodies refuses them and this names the key, and the
+ * text thread that parses large bodies refuses what this finds. A `prototype` data key, or a
+ * `constructor` holding anything else, is left to the routes (`assertSafeKeys` where keys are
+ * stored).
+ */
+export function findPoisonedKey(document: unknown): ForbiddenKeyFound | null {
+  return walkJson<ForbiddenKeyFound>(document, {
+    container: (value, at) => {
+      if (Array.isArray(value)) return null;
+      const key = Object.hasOwn(value, '__proto__')
+        ? '__proto__'
+        : holdsPrototype(ownValue(value, 'constructor'))
+          ? 'constructor'
+          : null;
+      return key === null ? null : { param: at.path(key).reduce<string>(joinParam, ''), key };
+    },
+  });
+}
+
 /** The 400 for a reserved key found at `param` (the key is its last step). */
 export function forbiddenKeyError(param: string, key: string, context = ''): InvalidParameterError {
   return new InvalidParameterError(param, `${context}'${param}': ${forbiddenKeyReason(key)}.`);

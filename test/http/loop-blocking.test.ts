@@ -36,7 +36,9 @@ describe.each(allDialects)(
     const probe = async (path: string, body: unknown) => measureLoopBlock(() => post(path, body));
 
     beforeAll(async () => {
-      harness = await startChatHarness({ dialect });
+      // Vectors of text-embedding-3-small's real length (the fake's default is 64): a knowledge
+      // document's vectors are most of what it stores.
+      harness = await startChatHarness({ dialect, upstream: { embeddingDimensions: 1536 } });
       await harness.app.listen({ host: '127.0.0.1', port: 0 });
       baseUrl = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`;
     });
@@ -200,6 +202,26 @@ describe.each(allDialects)(
       expect(poisoned.status).toBe(400);
       expect(poisoned.json).toMatchObject({ error: { param: 'metadata.x.__proto__' } });
     });
+
+    it('stores a 4.9 MB plain-text document, its ~5,000 chunks and their vectors without holding the loop', async () => {
+      const created = await post('/v1/knowledge-bases', { name: 'large documents' });
+      expect(created.json.embedding_model).toBe('fake-embed');
+      const url = `/v1/knowledge-bases/${created.json.id as string}/documents`;
+      const document = (title: string, length: number) => ({
+        title,
+        content: proseOfLength(length),
+      });
+      // The first document loads the embedding client; that is not what is measured.
+      await post(url, document('warm', 2000));
+      const control = await probe(url, document('small', 2000));
+      const hostile = await probe(url, document('large', 4_900_000));
+      console.log('document 4.9MB', control.maxBlockMs, hostile.maxBlockMs, hostile.maxGcMs);
+      expect(control.result.status).toBe(201);
+      expect(hostile.result.status).toBe(201);
+      expect(hostile.result.json).toMatchObject({ embedding_status: 'complete' });
+      expect(hostile.result.json.chunk_count).toBeGreaterThan(4000);
+      expect(hostile.maxBlockMs).toBeLessThan(allowedBlockMs(control.maxBlockMs, hostile));
+    }, 120_000);
 
     it('takes a burst of 5,000 WebSocket messages without holding the loop', async () => {
       const url = `${baseUrl.replace('http', 'ws')}/v1/ws`;

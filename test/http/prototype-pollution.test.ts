@@ -458,6 +458,57 @@ describe.each(allDialects)('reserved key names on $name', (dialect) => {
     },
   );
 
+  describe('one rule for bodies of every size', () => {
+    // Bodies over 1 MiB are parsed in a text thread, smaller ones by Fastify's parser: the same
+    // body refuses (or passes) the same way on both sides. The padding is an extra top-level field
+    // of /v1/messages, which accepts unknown fields (Anthropic's request may grow).
+    const sizes = [
+      ['under 1 MiB', 1000],
+      ['over 1 MiB', 1100 * 1024],
+    ] as const;
+    const messagesBody = (reserved: string, padding: number) =>
+      `{"a":{"prototype":1},${reserved}"padding":"${'x'.repeat(padding)}",` +
+      `"model":"fake-chat","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`;
+    const send = (payload: string) =>
+      harness.app.inject({
+        method: 'POST',
+        url: '/v1/messages',
+        headers: { ...bearer(harness.adminKey), 'content-type': 'application/json' },
+        payload,
+      });
+
+    it.each(sizes)(
+      'refuses __proto__ and constructor.prototype behind a harmless prototype key, %s',
+      async (_side, padding) => {
+        for (const [reserved, param] of [
+          ['"metadata":{"__proto__":{"polluted":1}},', 'metadata.__proto__'],
+          ['"b":[{"constructor":{"prototype":{"polluted":1}}}],', 'b[0].constructor'],
+        ] as const) {
+          const payload = messagesBody(reserved, padding);
+          const response = await send(payload);
+          expect(response.statusCode, response.body).toBe(400);
+          expect(response.json<ErrorJson>().error).toMatchObject({
+            type: 'invalid_request_error',
+            code: 'invalid_parameter',
+            param,
+          });
+          expect(response.json<ErrorJson>().error.message).toContain('is a reserved name');
+          notPolluted();
+        }
+      },
+    );
+
+    it.each(sizes)(
+      'answers a body whose only reserved-looking keys are data (prototype, a text constructor), %s',
+      async (_side, padding) => {
+        const response = await send(messagesBody('"b":{"constructor":"x"},', padding));
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.json<{ type: string }>().type).toBe('message');
+        notPolluted();
+      },
+    );
+  });
+
   it('names a __proto__ key anywhere in any JSON body', async () => {
     const error = await expectRefused(
       'POST',

@@ -1,6 +1,6 @@
 // Builds the real application over a real database for HTTP tests, and tears it down again.
 import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { generateApiKey } from '../../src/modules/accounts/api-key-format.js';
 import type { LoadConfigOptions } from '../../src/config/load-config.js';
@@ -29,6 +29,8 @@ export interface TestAppOptions {
   overrides?: LoadConfigOptions['overrides'];
   services?: ServiceOverrides;
   adminKey?: string;
+  /** The service's logger (default: silent, or TEST_LOG_LEVEL); a test may read what is logged. */
+  logger?: Logger;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
     },
     ...(options.overrides === undefined ? {} : { overrides: exactCatalog(options.overrides) }),
   });
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   // Each test app works its own queue unless told to share one (tests share one Redis).
   const services = await createServices(config, logger, {
     jobPrefix: `test-jobs-${randomBytes(6).toString('hex')}`,

@@ -24,6 +24,7 @@ import type { Execution } from '../pipelines/executions/execution.js';
 import { executionStepLog, memoryStepLog } from './step-log.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from '../../validation/schema-validator.js';
+import { AgentInputMismatch, findInputMismatch } from './agent-input.js';
 import { assertSafeKeys, assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
 
 export interface AgentRun {
@@ -98,9 +99,11 @@ export class AgentExecutor {
   }
 
   /**
-   * Checks the input before anything is recorded (a 400 naming the field): the per-run
-   * `parameters` against the type's schema (defaults filled in), what the type needs, and a
-   * `model` that replaces the agent's.
+   * Checks the input before anything is recorded (a 400 naming the field): the kinds of value of
+   * `query`, `urls`, `parameters` and the type's `data` (an AgentInputMismatch: a pipeline stage's
+   * input comes from path mappings, which can hold anything), the per-run `parameters` against the
+   * type's schema (defaults filled in), what the type needs, and a `model` that replaces the
+   * agent's.
    */
   async prepare(
     agent: Agent,
@@ -108,6 +111,8 @@ export class AgentExecutor {
     model?: string | null,
   ): Promise<{ parameters: Record<string, unknown> }> {
     const type = this.options.catalog.require(agent.agentType);
+    const mismatch = findInputMismatch(input, type.dataInput);
+    if (mismatch !== null) throw mismatch;
     this.options.agents.requireChatModel(model, 'model');
     assertSafeKeys(input.parameters, 'parameters');
     const parameters = requireSchema<Record<string, unknown>>(
@@ -118,6 +123,21 @@ export class AgentExecutor {
     );
     await type.validateInput(input, agent.configuration, parameters);
     return { parameters };
+  }
+
+  /**
+   * The first field of `input` holding a kind of value the agent does not take there (the check
+   * `prepare` makes first); `agent` null when it is not known, and then `data` is not checked.
+   */
+  inputMismatch(agent: Agent | null, input: object): AgentInputMismatch | null {
+    const dataInput =
+      agent === null ? undefined : this.options.catalog.require(agent.agentType).dataInput;
+    return findInputMismatch(input, dataInput);
+  }
+
+  /** `error` when it is an input of the wrong kind (a stage names the mapping behind it). */
+  inputMismatchOf(error: unknown): AgentInputMismatch | null {
+    return error instanceof AgentInputMismatch ? error : null;
   }
 
   /** Runs the agent; failures become an AgentRunError carrying the contract's error object. */

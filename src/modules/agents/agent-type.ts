@@ -4,6 +4,7 @@ import { parseReasoningText, type ReasoningAnswer } from '../../text/reasoning-t
 import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../../text/textrank.js';
 import type { TObject } from 'typebox';
 import type { Agent } from './agent.js';
+import type { InputRule } from './agent-input.js';
 import type { AgentModels } from '../../models/agent-models.js';
 import type { ToolBox } from '../tools/tool.js';
 import type { NewStep, StepRecord, StepUpdate } from '../pipelines/executions/execution.js';
@@ -126,6 +127,11 @@ export interface AgentType<Configuration = Record<string, unknown>> {
   configurationSchema: TObject;
   /** The `parameters` a run may pass (per-run overrides); unknown keys are refused. */
   parametersSchema: TObject;
+  /**
+   * What the type reads from `data`, checked before `validateInput` like the common fields
+   * (agent-input.ts); left out by the types that do not read `data`.
+   */
+  dataInput?: InputRule;
   /**
    * Checks the input before the run is recorded (a 400 for bad input): which of `query`, `data`,
    * `urls` it needs, and anything that can be checked without running.

@@ -1,5 +1,6 @@
 // Adding a document to a knowledge base: its input checked, its text extracted and chunked in the
-// text worker threads, the chunks embedded, and everything stored in one transaction.
+// text worker threads, the chunks embedded, and everything stored (the document invisible until
+// all of it is: DocumentStore).
 import type { AppConfig } from '../../config/config.js';
 import { InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
 import { newId } from '../../ids.js';
@@ -10,7 +11,7 @@ import type { TextPool } from '../../text-pool/text-pool.js';
 import type { TextChunk } from './chunker.js';
 import { dimensionsMessage, embedChunks, type EmbeddingLogger } from './embedding.js';
 import type { KnowledgeBase, KnowledgeDocument, NewKnowledgeDocument } from './knowledge-base.js';
-import type { KnowledgeRepository } from './knowledge.repository.js';
+import type { DocumentStore } from './document-store.repository.js';
 import { knowledgeLimits } from './limits.js';
 
 export interface AddDocumentInput {
@@ -23,7 +24,7 @@ export interface AddDocumentInput {
 }
 
 export interface DocumentIngestionOptions {
-  repository: Pick<KnowledgeRepository, 'insertDocument'>;
+  documents: Pick<DocumentStore, 'insert'>;
   models: Pick<ModelRegistry, 'status' | 'embeddingModel'>;
   /** Where documents are extracted and chunked, off the event loop. */
   text: Pick<TextPool, 'chunk'>;
@@ -136,21 +137,13 @@ export class DocumentIngestion {
     chunks: readonly TextChunk[],
     vectors: (Float32Array | null)[] | null,
   ): Promise<void> {
-    const { repository } = this.options;
+    const { documents } = this.options;
     const now = document.createdAt;
-    let outcome = await repository.insertDocument(
-      document,
-      chunkRecords(document, chunks, vectors),
-      now,
-    );
+    let outcome = await documents.insert(document, chunkRecords(document, chunks, vectors), now);
     if (outcome.kind === 'dimensions-differ') {
       document.embeddingStatus = 'failed';
       document.embeddingError = dimensionsMessage(knowledgeBase, vectors, outcome.dimensions);
-      outcome = await repository.insertDocument(
-        document,
-        chunkRecords(document, chunks, null),
-        now,
-      );
+      outcome = await documents.insert(document, chunkRecords(document, chunks, null), now);
     }
     if (outcome.kind !== 'stored') throw new NotFoundError('Knowledge base', knowledgeBase.id);
   }

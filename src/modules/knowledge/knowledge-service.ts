@@ -11,6 +11,7 @@ import { semanticSearchStatus, type SemanticSearchStatus } from './embedding.js'
 import { HybridSearch, type SearchOptions, type SearchResult } from './hybrid-search.js';
 import { DocumentIngestion, type AddDocumentInput } from './ingestion.js';
 import type { KnowledgeBase, KnowledgeDocument } from './knowledge-base.js';
+import type { DocumentStore } from './document-store.repository.js';
 import type { KnowledgeRepository, Page } from './knowledge.repository.js';
 import { neverAborted } from './limits.js';
 
@@ -23,6 +24,8 @@ export interface CreateKnowledgeBaseInput {
 
 export interface KnowledgeServiceOptions {
   repository: KnowledgeRepository;
+  /** Where documents are written with their chunks. */
+  documents: DocumentStore;
   index: KnowledgeIndex;
   models: ModelRegistry;
   /** Where documents are extracted and chunked, off the event loop. */
@@ -39,9 +42,9 @@ export class KnowledgeService {
 
   constructor(private readonly options: KnowledgeServiceOptions) {
     this.now = options.now ?? Date.now;
-    const { repository, index, models, text, settings, logger } = options;
+    const { repository, documents, index, models, text, settings, logger } = options;
     this.ingestion = new DocumentIngestion({
-      repository,
+      documents,
       models,
       text,
       settings,

@@ -1,14 +1,13 @@
-// Knowledge bases, their documents and chunks. Every query is scoped by account; a document and its
-// chunks are stored in one transaction with the knowledge base's counters.
-import type { Kysely } from 'kysely';
-import type { ChunkRecord, KnowledgeIndex } from '../../storage/dialects/knowledge-index.js';
+// Knowledge bases, their documents and chunks. Every query is scoped by account. A document and its
+// chunks are written by DocumentStore, invisible (`pending_documents`) until it counts them on the
+// knowledge base: no query here shows a pending document.
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import { pageOf } from '../../storage/repositories/paging.js';
 import type {
   KnowledgeBase,
   EmbeddingStatus,
   KnowledgeDocument,
-  NewKnowledgeDocument,
   ChunkWithDocument,
 } from './knowledge-base.js';
 
@@ -23,12 +22,6 @@ export interface UnembeddedDocuments {
   documents: number;
   chunks: number;
 }
-
-export type InsertDocumentOutcome =
-  | { kind: 'stored' }
-  | { kind: 'knowledge-base-missing' }
-  /** The knowledge base's vectors have another length (its model changed meanwhile). */
-  | { kind: 'dimensions-differ'; dimensions: number };
 
 function toKnowledgeBase(row: DatabaseSchema['knowledge_bases']): KnowledgeBase {
   return {
@@ -80,18 +73,14 @@ function toDocument(row: DocumentRow): KnowledgeDocument {
   };
 }
 
-/** Thrown inside the transaction to roll it back. */
-class DimensionsDiffer extends Error {
-  constructor(readonly dimensions: number) {
-    super('embedding dimensions differ');
-  }
+/** The documents of these knowledge bases still being stored (DocumentStore), as a subquery. */
+function pendingIn(kbIds: readonly string[]) {
+  return (eb: ExpressionBuilder<DatabaseSchema, keyof DatabaseSchema>) =>
+    eb.selectFrom('pending_documents').select('document_id').where('kb_id', 'in', kbIds);
 }
 
 export class KnowledgeRepository {
-  constructor(
-    private readonly db: Kysely<DatabaseSchema>,
-    private readonly index: KnowledgeIndex,
-  ) {}
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   async insertKnowledgeBase(knowledgeBase: KnowledgeBase): Promise<void> {
     await this.db
@@ -155,78 +144,17 @@ export class KnowledgeRepository {
     return Number(result.numDeletedRows) > 0;
   }
 
-  /**
-   * Stores the document and its chunks, and counts them on the knowledge base, in one transaction.
-   * The knowledge base's row is updated first (which locks it), and the first vectors fix its
-   * `embedding_dimensions`; vectors of another length roll everything back.
-   */
-  async insertDocument(
-    document: NewKnowledgeDocument,
-    chunks: readonly ChunkRecord[],
-    updatedAt: string,
-  ): Promise<InsertDocumentOutcome> {
-    const dimensions = chunks.find((chunk) => chunk.embedding !== null)?.embedding?.length ?? null;
-    try {
-      return await this.db.transaction().execute(async (transaction) => {
-        const counted = await transaction
-          .updateTable('knowledge_bases')
-          .set((eb) => ({
-            document_count: eb('document_count', '+', 1),
-            chunk_count: eb('chunk_count', '+', chunks.length),
-            updated_at: updatedAt,
-            ...(dimensions === null
-              ? {}
-              : {
-                  embedding_dimensions: eb.fn.coalesce('embedding_dimensions', eb.val(dimensions)),
-                }),
-          }))
-          .where('id', '=', document.kbId)
-          .where('account_id', '=', document.accountId)
-          .returning('embedding_dimensions')
-          .executeTakeFirst();
-        if (counted === undefined) return { kind: 'knowledge-base-missing' as const };
-        const stored =
-          counted.embedding_dimensions === null ? null : Number(counted.embedding_dimensions);
-        if (dimensions !== null && stored !== dimensions) {
-          throw new DimensionsDiffer(stored ?? 0);
-        }
-        await transaction
-          .insertInto('documents')
-          .values({
-            id: document.id,
-            kb_id: document.kbId,
-            account_id: document.accountId,
-            title: document.title,
-            content_type: document.contentType,
-            source: document.source,
-            metadata: JSON.stringify(document.metadata),
-            content: document.content,
-            text: document.text,
-            char_count: document.charCount,
-            chunk_count: document.chunkCount,
-            embedding_status: document.embeddingStatus,
-            embedding_error: document.embeddingError,
-            created_at: document.createdAt,
-          })
-          .execute();
-        await this.index.insertChunks(transaction, chunks);
-        return { kind: 'stored' as const };
-      });
-    } catch (error) {
-      if (error instanceof DimensionsDiffer) {
-        return { kind: 'dimensions-differ', dimensions: error.dimensions };
-      }
-      throw error;
-    }
-  }
-
   async listDocuments(
     accountId: string,
     kbId: string,
     page: Page,
   ): Promise<{ documents: KnowledgeDocument[]; total: number }> {
     const { rows, total } = await pageOf(
-      this.db.selectFrom('documents').where('kb_id', '=', kbId).where('account_id', '=', accountId),
+      this.db
+        .selectFrom('documents')
+        .where('kb_id', '=', kbId)
+        .where('account_id', '=', accountId)
+        .where('id', 'not in', pendingIn([kbId])),
       page,
       (query) => query.select(documentColumns).orderBy('created_at', 'desc').orderBy('id', 'desc'),
     );
@@ -246,6 +174,8 @@ export class KnowledgeRepository {
         .where('id', '=', documentId)
         .where('kb_id', '=', kbId)
         .where('account_id', '=', accountId)
+        // One being stored is not counted yet: it cannot be deleted before it is.
+        .where('id', 'not in', pendingIn([kbId]))
         .returning('chunk_count')
         .executeTakeFirst();
       if (deleted === undefined) return false;
@@ -279,6 +209,9 @@ export class KnowledgeRepository {
         'documents.metadata as metadata',
       ])
       .where('chunks.id', 'in', chunkIds)
+      .where('documents.id', 'not in', (eb) =>
+        eb.selectFrom('pending_documents').select('document_id'),
+      )
       .execute();
     return new Map(
       rows.map((row) => [
@@ -310,6 +243,7 @@ export class KnowledgeRepository {
       ])
       .where('kb_id', 'in', kbIds)
       .where('embedding_status', 'in', ['unavailable', 'failed'])
+      .where('id', 'not in', pendingIn(kbIds))
       .groupBy('kb_id')
       .orderBy('kb_id')
       .execute();

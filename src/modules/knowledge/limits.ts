@@ -20,6 +20,11 @@ export const knowledgeLimits = {
   embeddingBatchSize: 64,
   /** Embedding requests in flight for one document. */
   embeddingConcurrency: 4,
+  /**
+   * How old a document left pending (its chunks being stored) must be before a starting service
+   * deletes it: older than any store in progress in another process sharing the database.
+   */
+  pendingDocumentGraceMs: 10 * 60 * 1000,
   /** The k of reciprocal rank fusion. */
   fusionK: 60,
 } as const;

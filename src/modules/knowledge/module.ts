@@ -7,7 +7,9 @@ import type { DialectAdapter } from '../../storage/dialects/dialect.js';
 import { createKnowledgeIndex } from '../../storage/dialects/knowledge-dialect.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
 import { KnowledgeService } from './knowledge-service.js';
+import { DocumentStore } from './document-store.repository.js';
 import { KnowledgeRepository } from './knowledge.repository.js';
+import { knowledgeLimits } from './limits.js';
 import { knowledgePlugin, type KnowledgePlugin } from './knowledge.routes.js';
 
 export interface KnowledgeModuleDependencies {
@@ -35,8 +37,21 @@ export async function createKnowledgeModule(
   const index = createKnowledgeIndex(storage);
   await index.prepare();
   logger.debug({ vector_search: index.vectorMethod }, 'knowledge-base vector search');
+  const repository = new KnowledgeRepository(storage.db);
+  const documents = new DocumentStore(storage.db, index);
+  // Documents a stopped process was storing are deleted with what it had written of them.
+  const discarded = await documents.discardPending(
+    new Date(now() - knowledgeLimits.pendingDocumentGraceMs).toISOString(),
+  );
+  if (discarded > 0) {
+    logger.warn(
+      { documents: discarded },
+      'deleted documents left half-stored by a stopped process',
+    );
+  }
   const service = new KnowledgeService({
-    repository: new KnowledgeRepository(storage.db, index),
+    repository,
+    documents,
     index,
     models,
     text,

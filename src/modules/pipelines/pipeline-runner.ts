@@ -21,6 +21,9 @@ import {
   type RunPlan,
 } from './pipeline-run.js';
 import { runStages } from './run-stages.js';
+import type { PipelineStage } from './pipeline.js';
+import { refuseMisfitRunInputs } from './stage-input-kinds.js';
+import type { AgentInputMismatch } from '../agents/agent-input.js';
 
 export interface PipelineRunOptions {
   conversationId: string | null;
@@ -65,8 +68,8 @@ export class PipelineRunner {
 
   /**
    * Starts a run: records the execution and its pending stages (a `conversationId` of another
-   * account or user is a 404, nothing recorded), then either runs it to the end or in the
-   * background (returning at once).
+   * account or user is a 404, nothing recorded; so is an input of a kind a stage's agent does not
+   * take, a 400), then either runs it to the end or in the background (returning at once).
    */
   async start(
     accountId: string,
@@ -80,6 +83,9 @@ export class PipelineRunner {
     if (pipeline.stages.length === 0) {
       throw new InvalidParameterError('stages', `Pipeline '${pipelineId}' has no stages to run.`);
     }
+    await refuseMisfitRunInputs(pipeline.stages, inputs, (stage, input) =>
+      this.inputMismatch(accountId, stage, input),
+    );
     const plan: RunPlan | null = options.detach
       ? { pipelineId: pipeline.id, stages: pipeline.stages }
       : null;
@@ -109,6 +115,26 @@ export class PipelineRunner {
       stopReason: 'client',
       started: this.context.now(),
     });
+  }
+
+  /**
+   * A stage input of a kind its agent does not take (AgentExecutor's check). `data` is checked
+   * by the agent's type, so only then is the agent read; a deleted one is left to the stage, which
+   * fails naming it.
+   */
+  private async inputMismatch(
+    accountId: string,
+    stage: PipelineStage,
+    input: Record<string, unknown>,
+  ): Promise<AgentInputMismatch | null> {
+    const { executor, agents } = this.options;
+    if (!Object.hasOwn(input, 'data')) return executor.inputMismatch(null, input);
+    try {
+      return executor.inputMismatch(await agents.get(accountId, stage.agent_id), input);
+    } catch (error) {
+      if (error instanceof NotFoundError) return null;
+      throw error;
+    }
   }
 
   /** Hands a detached run to the job queue; one it cannot take is recorded failed. */

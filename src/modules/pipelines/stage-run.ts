@@ -14,6 +14,7 @@ import {
 import { defineOwn } from '../../validation/safe-keys.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 import type { PipelineStage } from './pipeline.js';
+import { mismatchFailure } from './stage-input-kinds.js';
 import {
   isoNow,
   RunHandedOver,
@@ -148,6 +149,8 @@ export class StageRun {
       const { parameters } = await this.context.executor.prepare(agent, input, model);
       return { agent, input, parameters, model };
     } catch (error) {
+      const mismatch = this.context.executor.inputMismatchOf(error);
+      if (mismatch !== null) return this.fail(mismatchFailure(this.stage, mismatch));
       if (!(error instanceof AppError)) throw error;
       return this.fail(executionErrorFrom(error));
     }

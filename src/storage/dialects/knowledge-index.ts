@@ -1,7 +1,7 @@
 // The search side of knowledge bases, one interface over both dialects: the chunk table's dialect
 // columns, full-text ranking (FTS5 / tsvector) and vector similarity (sqlite-vec / pgvector / scan).
 import { setImmediate } from 'node:timers/promises';
-import type { CreateTableBuilder, Kysely } from 'kysely';
+import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 
 export interface ChunkRecord {
@@ -31,8 +31,9 @@ export interface KnowledgeIndex {
   /** Start-up work of the dialect (PostgreSQL: find or install pgvector); safe to repeat. */
   prepare(): Promise<void>;
   /**
-   * Stores chunks with their vectors and full-text entries, on `executor` (a transaction when the
-   * caller has one). Deleting a chunk row (directly or by cascade) removes it from both indexes.
+   * Stores chunks with their vectors and full-text entries, on `executor`, in batches that each
+   * commit on their own unless `executor` is a transaction. Deleting a chunk row (directly or by
+   * cascade) removes it from both indexes.
    */
   insertChunks(executor: Kysely<DatabaseSchema>, chunks: readonly ChunkRecord[]): Promise<void>;
   /** Chunks of these knowledge bases matching any word of `query`, best first. */
@@ -87,6 +88,14 @@ export function keywordTerms(query: string, maxTerms = 32): string[] {
   return (meaningful.length > 0 ? meaningful : terms).slice(0, maxTerms);
 }
 
+/**
+ * The documents of these knowledge bases still being stored (migration 018), as a subquery: their
+ * chunks are written before the document is counted, and no search may find them until it is.
+ */
+export function pendingDocumentIds(kbIds: readonly string[]) {
+  return sql`select document_id from pending_documents where kb_id in (${sql.join(kbIds)})`;
+}
+
 /** Euclidean length; vectors of length 0 cannot be compared by cosine and are not stored. */
 export function vectorNorm(vector: ArrayLike<number>): number {
   let sum = 0;
@@ -101,6 +110,19 @@ export function vectorNorm(vector: ArrayLike<number>): number {
 const chunkInsertBatch = 100;
 
 /**
+ * Vector components per INSERT: PostgreSQL's driver writes each one out as text on the event loop
+ * (100 rows of 1,536 took 30–40 ms), so rows of long vectors go fewer to a batch.
+ */
+const vectorComponentsPerBatch = 32 * 1024;
+
+/** Rows per INSERT for these chunks: `chunkInsertBatch`, fewer when their vectors are long. */
+function batchRows(chunks: readonly ChunkRecord[]): number {
+  const length = chunks.find((chunk) => chunk.embedding !== null)?.embedding?.length ?? 0;
+  if (length === 0) return chunkInsertBatch;
+  return Math.max(1, Math.min(chunkInsertBatch, Math.floor(vectorComponentsPerBatch / length)));
+}
+
+/**
  * Inserts chunk rows in batches, each vector stored as the dialect's `encode` makes it. The event
  * loop turns between batches: a large document is hundreds of batches.
  */
@@ -109,12 +131,13 @@ export async function insertChunkRows(
   chunks: readonly ChunkRecord[],
   encode: (embedding: Float32Array) => Buffer | number[],
 ): Promise<void> {
-  for (let start = 0; start < chunks.length; start += chunkInsertBatch) {
+  const rows = batchRows(chunks);
+  for (let start = 0; start < chunks.length; start += rows) {
     if (start > 0) await setImmediate();
     await executor
       .insertInto('chunks')
       .values(
-        chunks.slice(start, start + chunkInsertBatch).map((chunk) => ({
+        chunks.slice(start, start + rows).map((chunk) => ({
           id: chunk.id,
           document_id: chunk.documentId,
           kb_id: chunk.kbId,

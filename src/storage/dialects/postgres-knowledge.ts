@@ -11,11 +11,13 @@
 //   start) the arrays are cast to `vector` and ordered by `<=>`; without it, cosine similarity is
 //   computed in SQL over `unnest(embedding, query)`. Both are exact scans of the knowledge bases'
 //   chunks: correct first, fast enough for tens of thousands of chunks per knowledge base.
+// - Neither ranking finds the chunks of a document still being stored (`pending_documents`).
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 import {
   insertChunkRows,
   keywordTerms,
+  pendingDocumentIds,
   vectorNorm,
   type ChunkRecord,
   type KnowledgeIndex,
@@ -82,6 +84,7 @@ export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowle
         select c.id, ts_rank_cd('{0.5, 0.5, 0.75, 1.0}'::float4[], c.search, q, 1) as rank
         from chunks c, websearch_to_tsquery('english', ${text}) q
         where c.kb_id in (${sql.join(kbIds)}) and c.search @@ q
+          and c.document_id not in (${pendingDocumentIds(kbIds)})
         order by rank desc, c.id
         limit ${limit}`.execute(db);
       return rows.map((row) => ({ chunkId: row.id, score: Number(row.rank) }));
@@ -96,6 +99,7 @@ export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowle
             select id, 1 - (embedding::vector <=> ${`[${values.join(',')}]`}::vector) as similarity
             from chunks
             where kb_id in (${sql.join(kbIds)}) and cardinality(embedding) = ${values.length}
+              and document_id not in (${pendingDocumentIds(kbIds)})
             order by embedding::vector <=> ${`[${values.join(',')}]`}::vector, id
             limit ${limit}`.execute(db)
         : await sql<{ id: string; similarity: number }>`
@@ -107,6 +111,7 @@ export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowle
             ) s
             where c.kb_id in (${sql.join(kbIds)})
               and cardinality(c.embedding) = ${values.length}
+              and c.document_id not in (${pendingDocumentIds(kbIds)})
               and s.squares > 0
             order by similarity desc, c.id
             limit ${limit}`.execute(db);

@@ -12,11 +12,13 @@
 // - Vectors are little-endian float32 BLOBs in `chunks.embedding`; `vec_distance_cosine` (sqlite-vec,
 //   loaded with each connection in dialects/sqlite.ts) ranks a knowledge base's chunks by an exact
 //   scan in C — no approximate index, fine to ~100k chunks per knowledge base.
+// - Neither ranking finds the chunks of a document still being stored (`pending_documents`).
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 import {
   insertChunkRows,
   keywordTerms,
+  pendingDocumentIds,
   vectorNorm,
   type ChunkRecord,
   type KnowledgeIndex,
@@ -68,6 +70,14 @@ export function fts5Query(kbIds: readonly string[], query: string): string | nul
   return `{kb_id} : (${knowledgeBases}) AND {title heading text} : (${words})`;
 }
 
+/** The rowids of the chunks of documents still being stored, which no search may find yet. */
+function pendingChunkNumbers(kbIds: readonly string[]) {
+  return sql`
+    select c.number from pending_documents p
+    join chunks c on c.document_id = p.document_id
+    where p.kb_id in (${sql.join(kbIds)})`;
+}
+
 export function createSqliteKnowledgeIndex(db: Kysely<DatabaseSchema>): KnowledgeIndex {
   return {
     vectorMethod: 'sqlite-vec vec_distance_cosine (exact scan)',
@@ -91,6 +101,7 @@ export function createSqliteKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowledg
           select rowid as number, bm25(chunks_fts, 0.0, 2.0, 1.5, 1.0) as rank
           from chunks_fts
           where chunks_fts match ${match}
+            and rowid not in (${pendingChunkNumbers(kbIds)})
           order by rank, rowid
           limit ${limit}
         )
@@ -112,6 +123,7 @@ export function createSqliteKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowledg
           from chunks
           where kb_id in (${sql.join(kbIds)})
             and embedding is not null and length(embedding) = ${vector.length * 4}
+            and document_id not in (${pendingDocumentIds(kbIds)})
         )
         select id, distance from distances
         where distance is not null

@@ -18,6 +18,7 @@ import { responses } from './014-responses.js';
 import { toolsExposure } from './015-tools-exposure.js';
 import { executionSteps } from './016-execution-steps.js';
 import { stepToolSchema } from './017-step-tool-schema.js';
+import { pendingDocuments } from './018-pending-documents.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '015-tools-exposure': toolsExposure(types),
     '016-execution-steps': executionSteps(types),
     '017-step-tool-schema': stepToolSchema(),
+    '018-pending-documents': pendingDocuments(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

@@ -26,6 +26,7 @@ import { PipelineRunner } from '../../../src/modules/pipelines/pipeline-runner.j
 import { PipelineService } from '../../../src/modules/pipelines/pipeline-service.js';
 import { createKnowledgeIndex } from '../../../src/storage/dialects/knowledge-dialect.js';
 import { ExecutionsRepository } from '../../../src/modules/pipelines/executions/executions.repository.js';
+import { DocumentStore } from '../../../src/modules/knowledge/document-store.repository.js';
 import { KnowledgeRepository } from '../../../src/modules/knowledge/knowledge.repository.js';
 import { PipelinesRepository } from '../../../src/modules/pipelines/pipelines.repository.js';
 import { AgentsRepository } from '../../../src/modules/agents/agents.repository.js';
@@ -60,7 +61,8 @@ async function agentCatalog(
   const index = createKnowledgeIndex(unit.storage);
   await index.prepare();
   const knowledge = new KnowledgeService({
-    repository: new KnowledgeRepository(unit.storage.db, index),
+    repository: new KnowledgeRepository(unit.storage.db),
+    documents: new DocumentStore(unit.storage.db, index),
     index,
     models,
     text,

@@ -4,6 +4,7 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import Type from 'typebox';
 import { MissingParameterError } from '../../../errors/app-error.js';
+import { inputRules } from '../agent-input.js';
 import type { AgentInput, AgentType } from '../agent-type.js';
 import {
   runStructureEngine,
@@ -122,6 +123,7 @@ function structureAgentType(
     capabilities: ['data_processing', 'table_generation'],
     configurationSchema,
     parametersSchema: StructureParametersSchema,
+    dataInput: inputRules.table,
     async validateInput(input, configuration, parameters) {
       if (input.data !== undefined) {
         // Bad data or operations are the client's 400, not a failed run; the table is kept for it.
