@@ -12,6 +12,10 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type {
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from '@modelcontextprotocol/sdk/validation/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { LRUCache } from 'lru-cache';
 import type { FetchFunction } from '../../net/policy-fetch.js';
@@ -102,6 +106,40 @@ function textOf(value: unknown): string {
   if (typeof value === 'string') return value;
   return value === undefined ? '' : JSON.stringify(value);
 }
+
+/**
+ * Runs one request of the SDK with a signal of its own that follows `signal`. The SDK adds an
+ * abort listener to a request's signal and never removes it; on a signal made by
+ * `AbortSignal.any` (a run's is) Node keeps the signal alive while it has a listener, and through
+ * that listener the whole Client, for good once the run has ended without aborting. Our own
+ * controller's signal dies with the request, and the listener on `signal` is removed after it.
+ */
+async function following<T>(
+  signal: AbortSignal,
+  request: (own: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const own = new AbortController();
+  const abort = () => own.abort(signal.reason);
+  if (signal.aborted) abort();
+  else signal.addEventListener('abort', abort, { once: true });
+  try {
+    return await request(own.signal);
+  } finally {
+    signal.removeEventListener('abort', abort);
+  }
+}
+
+/**
+ * The SDK checks a tool's structured output against the output schema its server lists, with an
+ * Ajv instance per Client unless given a validator. The platform only hands the model text, so
+ * one permissive validator serves every Client: no compiler per session, and no server's schema
+ * compiled on the event loop.
+ */
+const permissiveValidator: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined });
+  },
+};
 
 /** The numeric code of an McpError (ErrorCode is a numeric enum; servers send any number). */
 const timeoutCode: number = ErrorCode.RequestTimeout;
@@ -197,14 +235,16 @@ export class McpSession {
   private client(signal: AbortSignal): Promise<Client> {
     if (this.connecting === null) {
       const attempt = (async () => {
-        const client = new Client(this.deps.clientInfo, { capabilities: {} });
+        const client = new Client(this.deps.clientInfo, {
+          capabilities: {},
+          jsonSchemaValidator: permissiveValidator,
+        });
         // Transport errors surface through the requests that fail; nothing to do with them here.
         client.onerror = () => undefined;
         try {
-          await client.connect(this.transport(), {
-            signal,
-            timeout: this.deps.callTimeoutMs,
-          });
+          await following(signal, (own) =>
+            client.connect(this.transport(), { signal: own, timeout: this.deps.callTimeoutMs }),
+          );
         } catch (error) {
           await client.close().catch(() => undefined);
           throw error;
@@ -227,10 +267,10 @@ export class McpSession {
       const tools: McpToolInfo[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < maxListPages && tools.length < maxMcpTools; page += 1) {
-        const answer = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-          signal,
-          timeout: this.deps.callTimeoutMs,
-        });
+        const params = cursor === undefined ? undefined : { cursor };
+        const answer = await following(signal, (own) =>
+          client.listTools(params, { signal: own, timeout: this.deps.callTimeoutMs }),
+        );
         for (const tool of answer.tools.slice(0, maxMcpTools - tools.length)) {
           tools.push({
             name: tool.name,
@@ -257,10 +297,12 @@ export class McpSession {
   ): Promise<ToolOutcome> {
     try {
       const client = await this.client(signal);
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
-        timeout: this.deps.callTimeoutMs,
-      });
+      const result = await following(signal, (own) =>
+        client.callTool({ name: tool, arguments: args }, undefined, {
+          signal: own,
+          timeout: this.deps.callTimeoutMs,
+        }),
+      );
       const text = mcpResultText(result);
       if (result.isError === true) {
         const content = text.trim() === '' ? `The tool '${tool}' reported an error.` : text;
