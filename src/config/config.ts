@@ -379,6 +379,8 @@ export interface AppConfig {
     readonly secretEnvPrefix: string;
     /** How long a ToolAgent's call waits for a person's approval before its run fails. */
     readonly approvalTimeoutMs: number;
+    /** Bytes of a tool server's answer read at most; past it the call fails unread. */
+    readonly maxResponseBytes: number;
   };
   /** The chat routes' limits (`chat` in the config file). */
   readonly chat: {

@@ -12,6 +12,14 @@ export function cutText(text: string, max: number): string {
   return `${text.slice(0, end)}\n[… cut: the answer had ${text.length} characters, the first ${end} are kept]`;
 }
 
+/** `cutText`, its result (the marker included) kept within `max` characters. */
+export function cutTextWithin(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const markerChars = cutText(text, max).length - max;
+  // A shorter kept part never makes a longer marker.
+  return cutText(text, Math.max(0, max - markerChars));
+}
+
 /** A short, single-line form of a remote's own message (its error text, a description). */
 export function brief(text: string, max = 300): string {
   const line = text.replace(/\s+/g, ' ').trim();
