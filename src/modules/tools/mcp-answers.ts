@@ -7,6 +7,7 @@
 // (mcp-messages.ts), and the SDK gets that instead; an error body is read up to 4 KiB.
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from '../../errors/app-error.js';
 import { PolicyFetchError, type FetchFunction } from '../../net/policy-fetch.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
 import { TextTaskLimitError } from '../../text-pool/text-pool.js';
@@ -142,7 +143,10 @@ async function reduced(
     if (error instanceof TextTaskLimitError) {
       return { ok: false, problem: 'reading it went past the text workers’ limits' };
     }
-    return { ok: false, problem: 'the text workers could not take it now' };
+    if (error instanceof AppError && error.code === 'service_unavailable') {
+      return { ok: false, problem: 'the text workers are busy; try again in a moment' };
+    }
+    return { ok: false, problem: 'it could not be read' };
   }
 }
 
