@@ -4,7 +4,7 @@
 // small — a call's result as the one text the model will read, cut to the tool's result limit; a
 // tool list bounded as the session bounds it — so the SDK on the event loop only parses a small
 // body. Nothing here imports the SDK: the worker loads this file.
-import { brief, cutTextWithin } from './tool-text.js';
+import { brief, cutTextWithin } from './cut-text.js';
 
 /** Tools read from one server at most; further pages are not asked for. */
 export const maxMcpTools = 200;
