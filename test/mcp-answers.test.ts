@@ -3,7 +3,6 @@
 // 64 KiB is reduced in the text threads and reaches the caller cut to the result limit; one past
 // `tools.max_response_bytes` fails the call with the limit named, the rest of it unread, and the
 // session goes on.
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { textConfig } from '../src/config/text-config.js';
 import { toolsConfig } from '../src/modules/tools/tools.config.js';
@@ -28,9 +27,7 @@ function sources(maxResponseBytes?: number): ToolSources {
       max_result_chars: 1000,
       ...(maxResponseBytes === undefined ? {} : { max_response_bytes: maxResponseBytes }),
     }),
-    secrets: {
-      get: (name) => (name === 'TOOL_SECRETS_KEY' ? randomBytes(32).toString('hex') : undefined),
-    },
+    secrets: { get: () => undefined },
     clientInfo: { name: 'platform-test', version: '0.0.0' },
     text,
   });

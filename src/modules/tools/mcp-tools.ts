@@ -27,8 +27,6 @@ import type { ToolOutcome } from './tool.js';
 import { boundedSchema, maxDescriptionChars, maxMcpTools, mcpResultText } from './mcp-messages.js';
 import { brief, cutText, policyFailure } from './tool-text.js';
 
-export { maxMcpTools, mcpResultText } from './mcp-messages.js';
-
 const maxListPages = 20;
 /** How long closing a session may wait for the server's answer to the DELETE. */
 const closeWaitMs = 2000;
