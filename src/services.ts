@@ -187,7 +187,8 @@ async function runModules(
 ): Promise<{ pipelines: PipelinesModule; agents: AgentsModule }> {
   const { config, closers, storage, redis, overrides, logger, now } = wiring;
   // MCP servers' and OpenAPI APIs' tools: one connection pool and tool-list cache per process.
-  const toolSources = createToolSources(config);
+  // Large answers of MCP servers are parsed in the text threads.
+  const toolSources = createToolSources(config, { text: content.text });
   closers.add('tool sources', () => toolSources.close());
   // Agents record their runs in the pipelines module's executions: the agents module is made
   // there, once they exist (and before the module's queue takes its first run).

@@ -13,6 +13,8 @@ import { TargetAllowList } from '../src/net/address-policy.js';
 import type { Resolver } from '../src/net/fetch-target.js';
 import { createPolicyFetch, PolicyFetchError } from '../src/net/policy-fetch.js';
 import { toolsConfig } from '../src/modules/tools/tools.config.js';
+import { textConfig } from '../src/config/text-config.js';
+import { TextPool } from '../src/text-pool/text-pool.js';
 import {
   shownToolSources,
   ToolSources,
@@ -33,11 +35,14 @@ interface SourcesSetup {
   env?: Record<string, string>;
   callTimeoutMs?: number;
   maxResultChars?: number;
+  maxResponseBytes?: number;
   resolve?: Resolver;
 }
 
 const opened: OpenedToolSources[] = [];
 const services: ToolSources[] = [];
+/** The text threads large answers are reduced in (started on first use). */
+const text = new TextPool(textConfig());
 
 function sources(setup: SourcesSetup = {}): ToolSources {
   const env: Record<string, string> = {
@@ -50,8 +55,12 @@ function sources(setup: SourcesSetup = {}): ToolSources {
       allowed_private_targets: setup.allow ?? ['127.0.0.1'],
       call_timeout_ms: setup.callTimeoutMs ?? 10_000,
       max_result_chars: setup.maxResultChars ?? 1000,
+      ...(setup.maxResponseBytes === undefined
+        ? {}
+        : { max_response_bytes: setup.maxResponseBytes }),
     }),
     secrets: { get: (name) => env[name] },
+    text,
     clientInfo: { name: 'platform-test', version: '0.0.0' },
     ...(setup.resolve === undefined ? {} : { resolve: setup.resolve }),
   });
@@ -92,6 +101,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   await Promise.all(services.splice(0).map((service) => service.close()));
+  await text.close();
 });
 
 describe('MCP servers over Streamable HTTP', () => {

@@ -16,6 +16,7 @@ import type { StructureResult } from '../modules/agents/structure/engine.js';
 import type { Entity } from '../text/entities.js';
 import type { TextWork } from '../modules/agents/agent-type.js';
 import type { ReasoningAnswer } from '../text/reasoning-text.js';
+import type { McpAnswerReduced, McpAnswerTask } from '../modules/tools/mcp-messages.js';
 import type { ExtractiveSummary, SummarizeOptions } from '../text/textrank.js';
 import type {
   ChunkedText,
@@ -137,6 +138,22 @@ export class TextPool {
       { param: 'body', what: 'The request body', characters: body.byteLength },
       undefined,
       movable ? [body.buffer as ArrayBuffer] : [],
+    );
+  }
+
+  /**
+   * A large answer of an MCP server parsed and written again small (mcp-messages.ts). The
+   * memory of its parts is moved there, not copied: the caller must not use them afterwards.
+   */
+  mcpAnswer(task: McpAnswerTask, signal?: AbortSignal): Promise<McpAnswerReduced> {
+    const buffers = new Set(task.parts.map((part) => part.buffer as ArrayBuffer));
+    const characters = task.parts.reduce((sum, part) => sum + part.byteLength, 0);
+    return this.run<McpAnswerTask, McpAnswerReduced>(
+      'mcpAnswer',
+      task,
+      { param: 'tools', what: "An MCP server's answer", characters },
+      signal,
+      [...buffers],
     );
   }
 

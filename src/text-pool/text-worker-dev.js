@@ -12,3 +12,4 @@ export const entities = worker.entities;
 export const reasoningText = worker.reasoningText;
 export const extractiveSummary = worker.extractiveSummary;
 export const json = worker.json;
+export const mcpAnswer = worker.mcpAnswer;

@@ -21,6 +21,11 @@ import { parseLargeBody } from '../validation/input-values.js';
 import { detectEntities, prepareEntityDetection, type Entity } from '../text/entities.js';
 import { parseReasoningText, type ReasoningAnswer } from '../text/reasoning-text.js';
 import { summarize, type ExtractiveSummary, type SummarizeOptions } from '../text/textrank.js';
+import {
+  reduceMcpAnswer,
+  type McpAnswerReduced,
+  type McpAnswerTask,
+} from '../modules/tools/mcp-messages.js';
 
 /** What every task receives: its input, and the port it announces its start on. */
 export interface TaskEnvelope<T> {
@@ -143,4 +148,9 @@ export function json(task: TaskEnvelope<Uint8Array>): TaskResult<unknown> {
   return settle(task, (bytes) =>
     parseLargeBody(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')),
   );
+}
+
+/** A large answer of an MCP server (a JSON body, or one event), parsed and written again small. */
+export function mcpAnswer(task: TaskEnvelope<McpAnswerTask>): TaskResult<McpAnswerReduced> {
+  return settle(task, reduceMcpAnswer);
 }

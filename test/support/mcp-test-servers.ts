@@ -1,6 +1,11 @@
 // Real MCP servers for tests, from the official SDK, on node:http at 127.0.0.1: Streamable HTTP
-// (sessions), the older HTTP+SSE transport, and a low-level server whose tool list comes in pages.
-// Each records the requests it received (JSON-RPC methods, the Authorization header).
+// (sessions; answers as event streams, or as JSON), the older HTTP+SSE transport, and a low-level
+// server whose tool list comes in pages. Each records the requests it received (JSON-RPC methods,
+// the Authorization header). The `big` tool answers `size` characters (or that many bytes of small
+// text items, `items: true`, what costs a client most to parse and check); from 2 MiB a Streamable
+// HTTP server writes that answer itself, in the protocol's wire format, from a buffer made once,
+// and records how much of it was written before the client stopped reading: the service runs in
+// the same process, so serialising tens of megabytes here would be counted as its loop's block.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,10 +31,26 @@ export interface SeenRequest {
   custom: string | undefined;
 }
 
+/** A large answer of the `big` tool, written by the server itself. */
+export interface BigAnswer {
+  /** The `size` asked for: characters of its text, or bytes of its small text items. */
+  size: number;
+  /** Bytes of the body written so far. */
+  written: number;
+  /** The body's whole length. */
+  length: number;
+  /** Whether the whole body was written before the connection closed. */
+  finished: boolean;
+  /** Resolves when the server has stopped writing (all written, or the client went away). */
+  ended: Promise<void>;
+}
+
 export interface TestMcpServer {
   url: string;
   port: number;
   requests: SeenRequest[];
+  /** The `big` tool's large answers, in order. */
+  bigAnswers: BigAnswer[];
   /** Resolves when the `slow` tool has started (reset for each call). */
   slowStarted(): Promise<void>;
   close(): Promise<void>;
@@ -93,6 +114,9 @@ function slowSignal() {
   };
 }
 
+/** One small text item of a `big` answer made of items, as JSON. */
+const smallItem = '{"type":"text","text":"x"},';
+
 /** The tools every test server offers. */
 function buildServer(slow: ReturnType<typeof slowSignal>): McpServer {
   const server = new McpServer({ name: 'test-tools', version: '1.0.0' });
@@ -124,9 +148,25 @@ function buildServer(slow: ReturnType<typeof slowSignal>): McpServer {
   server.registerTool('explode', { description: 'Throws.' }, () => {
     throw new Error('kaboom');
   });
-  server.registerTool('big', { description: 'A long answer.' }, () => ({
-    content: [{ type: 'text', text: 'x'.repeat(5000) }],
-  }));
+  server.registerTool(
+    'big',
+    {
+      description: 'A long answer: one text, or as many small text items.',
+      inputSchema: {
+        size: z.number().int().min(0).optional(),
+        items: z.boolean().optional(),
+      },
+    },
+    ({ size, items }) => ({
+      content:
+        items === true
+          ? Array.from({ length: Math.floor((size ?? 5000) / smallItem.length) }, () => ({
+              type: 'text' as const,
+              text: 'x',
+            }))
+          : [{ type: 'text' as const, text: 'x'.repeat(size ?? 5000) }],
+    }),
+  );
   server.registerTool('slow', { description: 'Answers when cancelled.' }, async (extra) => {
     slow.started();
     await new Promise<void>((resolve) => {
@@ -183,7 +223,116 @@ function seen(request: http.IncomingMessage, body: unknown): SeenRequest {
   };
 }
 
-export interface StreamableServerOptions {
+/** From this size the `big` tool's answer is written by the server itself. */
+const bigAnswerFrom = 2 * 1024 * 1024;
+const writeChunkBytes = 256 * 1024;
+/** The middles of `big` answers, made once per size and shape. */
+const bigMiddles = new Map<string, Buffer>();
+
+/** The middle of a `big` answer (its text, or its items), made once. */
+function bigMiddle(size: number, items: boolean): Buffer {
+  const key = `${size}:${items}`;
+  let middle = bigMiddles.get(key);
+  if (middle === undefined) {
+    const length = items ? size - (size % smallItem.length) : size;
+    middle = Buffer.alloc(length, items ? smallItem : 'x');
+    bigMiddles.set(key, middle);
+  }
+  return middle;
+}
+
+/**
+ * Makes a large `big` answer's bytes ahead (filling tens of megabytes holds the loop too): a test
+ * that measures the loop during a call calls this first.
+ */
+export function prepareBigAnswer(size: number, items = false): void {
+  bigMiddle(size, items);
+}
+
+interface BigCall {
+  id: unknown;
+  size: number;
+  items: boolean;
+}
+
+/** The `size` a `tools/call` of `big` asks for, or undefined for any other message. */
+function bigCall(body: unknown): BigCall | undefined {
+  const message = body as { method?: unknown; id?: unknown; params?: unknown } | undefined;
+  if (message?.method !== 'tools/call') return undefined;
+  const params = message.params as
+    { name?: unknown; arguments?: { size?: unknown; items?: unknown } } | undefined;
+  const size = params?.arguments?.size;
+  if (params?.name !== 'big' || typeof size !== 'number' || size < bigAnswerFrom) return undefined;
+  return { id: message.id, size, items: params.arguments?.items === true };
+}
+
+/**
+ * Writes a `big` answer for a call (JSON, or one event of an event stream) in pieces, waiting
+ * for the socket to drain, until written or the client goes away.
+ */
+function writeBigAnswer(
+  response: http.ServerResponse,
+  call: BigCall,
+  json: boolean,
+  sessionId: string,
+): BigAnswer {
+  const middle = bigMiddle(call.size, call.items);
+  const head = Buffer.from(
+    `${json ? '' : 'event: message\ndata: '}{"result":{"content":[${call.items ? '' : '{"type":"text","text":"'}`,
+  );
+  const tail = Buffer.from(
+    `${call.items ? '{"type":"text","text":"end"}' : '"}'}]},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}${json ? '' : '\n\n'}`,
+  );
+  const pieces: Buffer[] = [head];
+  for (let offset = 0; offset < middle.length; offset += writeChunkBytes) {
+    pieces.push(middle.subarray(offset, offset + writeChunkBytes));
+  }
+  pieces.push(tail);
+  const length = head.length + middle.length + tail.length;
+  response.writeHead(200, {
+    'content-type': json ? 'application/json' : 'text/event-stream',
+    'mcp-session-id': sessionId,
+    ...(json ? { 'content-length': String(length) } : {}),
+  });
+  let ended!: () => void;
+  const answer: BigAnswer = {
+    size: call.size,
+    written: 0,
+    length,
+    finished: false,
+    ended: new Promise<void>((resolve) => (ended = resolve)),
+  };
+  let closed = false;
+  response.on('close', () => {
+    closed = true;
+    ended();
+  });
+  void (async () => {
+    for (const piece of pieces) {
+      if (closed) return;
+      answer.written += piece.length;
+      if (!response.write(piece)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            response.off('drain', done);
+            response.off('close', done);
+            resolve();
+          };
+          response.on('drain', done);
+          response.on('close', done);
+        });
+      }
+    }
+    if (closed) return;
+    answer.finished = true;
+    response.end();
+  })();
+  return answer;
+}
+
+export interface StreamableOptions {
+  /** Answers as JSON bodies rather than event streams. */
+  json?: boolean;
   /** Default 0, an ephemeral port. */
   port?: number;
   /** Keep every request in `requests`. Default true; a long benchmark turns it off. */
@@ -192,10 +341,11 @@ export interface StreamableServerOptions {
 
 /** A Streamable HTTP MCP server at `/mcp`, one session per client (ended by its DELETE). */
 export async function startStreamableServer(
-  options: StreamableServerOptions = {},
+  options: StreamableOptions = {},
 ): Promise<TestMcpServer> {
   const requests: SeenRequest[] = [];
   const recordRequests = options.recordRequests ?? true;
+  const bigAnswers: BigAnswer[] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const slow = slowSignal();
   const running = await listen(async (request, response) => {
@@ -211,6 +361,7 @@ export async function startStreamableServer(
       const created = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => void transports.set(id, created),
+        enableJsonResponse: options.json === true,
       });
       created.onclose = () => {
         if (created.sessionId !== undefined) transports.delete(created.sessionId);
@@ -218,12 +369,18 @@ export async function startStreamableServer(
       await buildServer(slow).connect(created);
       transport = created;
     }
+    const big = bigCall(body);
+    if (big !== undefined && typeof sessionId === 'string') {
+      bigAnswers.push(writeBigAnswer(response, big, options.json === true, sessionId));
+      return;
+    }
     await transport.handleRequest(request, response, body);
   }, options.port);
   return {
     url: `http://127.0.0.1:${running.port}/mcp`,
     port: running.port,
     requests,
+    bigAnswers,
     slowStarted: async () => {
       await slow.wait();
       slow.reset();
@@ -259,6 +416,7 @@ export async function startSseServer(): Promise<TestMcpServer> {
     url: `http://127.0.0.1:${running.port}/sse`,
     port: running.port,
     requests,
+    bigAnswers: [],
     slowStarted: async () => {
       await slow.wait();
       slow.reset();
@@ -301,6 +459,7 @@ export async function startPagedServer(count: number, pageSize: number): Promise
     url: `http://127.0.0.1:${running.port}/mcp`,
     port: running.port,
     requests,
+    bigAnswers: [],
     slowStarted: () => Promise.reject(new Error('no slow tool')),
     close: () => running.close(),
   };

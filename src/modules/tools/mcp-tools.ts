@@ -4,6 +4,7 @@
 // cached connects only when the model calls a tool. A call answers the tool's text (non-text
 // content described, structured content as JSON when there is no text), cut at a bound; the tool's
 // own error, a timeout or a server gone away answer `ok: false`, and only the run's signal rejects.
+// Every answer is read within bounds before the SDK parses it (mcp-answers.ts).
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -12,19 +13,21 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type {
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from '@modelcontextprotocol/sdk/validation/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { LRUCache } from 'lru-cache';
 import type { FetchFunction } from '../../net/policy-fetch.js';
 import { shown } from '../../net/web-fetch-error.js';
+import type { TextPool } from '../../text-pool/text-pool.js';
+import { boundedMcpFetch, refusalError, refusalOf, type AnswerRefusal } from './mcp-answers.js';
 import type { ToolOutcome } from './tool.js';
+import { boundedSchema, maxDescriptionChars, maxMcpTools, mcpResultText } from './mcp-messages.js';
 import { brief, cutText, policyFailure } from './tool-text.js';
 
-/** Tools read from one server at most; further pages are not asked for. */
-export const maxMcpTools = 200;
 const maxListPages = 20;
-const maxDescriptionChars = 2000;
-/** A tool's argument schema larger than this (as JSON) is replaced by a permissive one. */
-const maxSchemaChars = 64 * 1024;
 /** How long closing a session may wait for the server's answer to the DELETE. */
 const closeWaitMs = 2000;
 
@@ -48,6 +51,10 @@ export interface McpDeps {
   fetch: FetchFunction;
   callTimeoutMs: number;
   maxResultChars: number;
+  /** `tools.max_response_bytes`: an answer's body (or a long-lived stream's event) read at most. */
+  maxResponseBytes: number;
+  /** Where large answers are parsed and reduced. */
+  text: TextPool;
   /** How this platform introduces itself to servers. */
   clientInfo: { name: string; version: string };
 }
@@ -88,88 +95,66 @@ export class McpToolListCache {
   }
 }
 
-function boundedSchema(schema: unknown): Record<string, unknown> {
-  const permissive = { type: 'object', additionalProperties: true };
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return permissive;
-  const text = JSON.stringify(schema);
-  if (text.length > maxSchemaChars) return permissive;
-  // A copy: the SDK's object is not ours to keep (and `type` must be `object` for every provider).
-  return { ...(JSON.parse(text) as Record<string, unknown>), type: 'object' };
-}
-
-/** A remote's value as text: strings as they are, anything else as JSON. */
-function textOf(value: unknown): string {
-  if (typeof value === 'string') return value;
-  return value === undefined ? '' : JSON.stringify(value);
-}
+/**
+ * The SDK checks a tool's structured output against the output schema its server lists, with an
+ * Ajv instance per Client unless given a validator. The platform only hands the model text, so
+ * one permissive validator serves every Client: no compiler per session, and no server's schema
+ * compiled on the event loop.
+ */
+const permissiveValidator: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined });
+  },
+};
 
 /** The numeric code of an McpError (ErrorCode is a numeric enum; servers send any number). */
 const timeoutCode: number = ErrorCode.RequestTimeout;
 const closedCode: number = ErrorCode.ConnectionClosed;
 
-interface ContentItem {
-  type: string;
-  text?: unknown;
-  mimeType?: unknown;
-  uri?: unknown;
-  resource?: { uri?: unknown; text?: unknown; mimeType?: unknown };
-}
-
-/** The text of a call's result for the model. */
-export function mcpResultText(result: {
-  content?: unknown;
-  structuredContent?: unknown;
-  toolResult?: unknown;
-}): string {
-  const parts: string[] = [];
-  let texts = 0;
-  const content = Array.isArray(result.content) ? (result.content as ContentItem[]) : [];
-  for (const item of content) {
-    const mime = typeof item.mimeType === 'string' ? ` ${item.mimeType}` : '';
-    switch (item.type) {
-      case 'text':
-        parts.push(textOf(item.text));
-        texts += 1;
-        break;
-      case 'image':
-      case 'audio':
-        parts.push(`[${item.type}${mime}]`);
-        break;
-      case 'resource': {
-        const resource = item.resource ?? {};
-        if (typeof resource.text === 'string') {
-          parts.push(resource.text);
-          texts += 1;
-        } else {
-          const resourceMime = typeof resource.mimeType === 'string' ? ` ${resource.mimeType}` : '';
-          parts.push(`[resource ${brief(textOf(resource.uri), 200)}${resourceMime}]`);
-        }
-        break;
-      }
-      case 'resource_link':
-        parts.push(`[resource link ${brief(textOf(item.uri), 200)}]`);
-        break;
-      default:
-        parts.push(`[${brief(String(item.type), 40)} content]`);
-    }
-  }
-  if (texts === 0 && result.structuredContent !== undefined) {
-    parts.unshift(JSON.stringify(result.structuredContent));
-  } else if (content.length === 0 && result.toolResult !== undefined) {
-    // The protocol's first version answered `toolResult`.
-    parts.push(JSON.stringify(result.toolResult));
-  }
-  return parts.join('\n');
-}
-
 /** One server's connection for one run: opened on first need, reused, closed with the run. */
 export class McpSession {
   private connecting: Promise<Client> | null = null;
+  /** The signals of the requests under way (a cut stream fails them all). */
+  private readonly underWay = new Set<AbortController>();
+  private readonly fetch: FetchFunction;
 
   constructor(
     private readonly connection: McpConnection,
     private readonly deps: McpDeps,
-  ) {}
+  ) {
+    this.fetch = boundedMcpFetch(deps.fetch, deps, {
+      onStreamCut: (refusal) => this.failUnderWay(refusal),
+    });
+  }
+
+  /**
+   * Runs one request of the SDK with a signal of its own that follows `signal`. The SDK adds an
+   * abort listener to a request's signal and never removes it; on a signal made by
+   * `AbortSignal.any` (a run's is) Node keeps the signal alive while it has a listener, and
+   * through that listener the whole Client, for good once the run has ended without aborting. Our
+   * own controller's signal dies with the request, and the listener on `signal` is removed after.
+   */
+  private async request<T>(
+    signal: AbortSignal,
+    send: (own: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const own = new AbortController();
+    const abort = () => own.abort(signal.reason);
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+    this.underWay.add(own);
+    try {
+      return await send(own.signal);
+    } finally {
+      this.underWay.delete(own);
+      signal.removeEventListener('abort', abort);
+    }
+  }
+
+  /** A long-lived stream carrying the answers was cut: the requests waiting on it fail. */
+  private failUnderWay(refusal: AnswerRefusal): void {
+    for (const own of this.underWay) own.abort(refusalError(refusal));
+  }
 
   private get where(): string {
     return shown(this.connection.url);
@@ -179,10 +164,10 @@ export class McpSession {
     const url = new URL(this.connection.url);
     const requestInit: RequestInit = { headers: { ...this.connection.headers } };
     if (this.connection.transport === 'sse') {
-      return new SSEClientTransport(url, { fetch: this.deps.fetch, requestInit });
+      return new SSEClientTransport(url, { fetch: this.fetch, requestInit });
     }
     return new StreamableHTTPClientTransport(url, {
-      fetch: this.deps.fetch,
+      fetch: this.fetch,
       requestInit,
       // A stream that breaks is not re-opened in the background: the next call connects again.
       reconnectionOptions: {
@@ -197,14 +182,16 @@ export class McpSession {
   private client(signal: AbortSignal): Promise<Client> {
     if (this.connecting === null) {
       const attempt = (async () => {
-        const client = new Client(this.deps.clientInfo, { capabilities: {} });
+        const client = new Client(this.deps.clientInfo, {
+          capabilities: {},
+          jsonSchemaValidator: permissiveValidator,
+        });
         // Transport errors surface through the requests that fail; nothing to do with them here.
         client.onerror = () => undefined;
         try {
-          await client.connect(this.transport(), {
-            signal,
-            timeout: this.deps.callTimeoutMs,
-          });
+          await this.request(signal, (own) =>
+            client.connect(this.transport(), { signal: own, timeout: this.deps.callTimeoutMs }),
+          );
         } catch (error) {
           await client.close().catch(() => undefined);
           throw error;
@@ -227,10 +214,10 @@ export class McpSession {
       const tools: McpToolInfo[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < maxListPages && tools.length < maxMcpTools; page += 1) {
-        const answer = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-          signal,
-          timeout: this.deps.callTimeoutMs,
-        });
+        const params = cursor === undefined ? undefined : { cursor };
+        const answer = await this.request(signal, (own) =>
+          client.listTools(params, { signal: own, timeout: this.deps.callTimeoutMs }),
+        );
         for (const tool of answer.tools.slice(0, maxMcpTools - tools.length)) {
           tools.push({
             name: tool.name,
@@ -257,10 +244,12 @@ export class McpSession {
   ): Promise<ToolOutcome> {
     try {
       const client = await this.client(signal);
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
-        timeout: this.deps.callTimeoutMs,
-      });
+      const result = await this.request(signal, (own) =>
+        client.callTool({ name: tool, arguments: args }, undefined, {
+          signal: own,
+          timeout: this.deps.callTimeoutMs,
+        }),
+      );
       const text = mcpResultText(result);
       if (result.isError === true) {
         const content = text.trim() === '' ? `The tool '${tool}' reported an error.` : text;
@@ -270,7 +259,11 @@ export class McpSession {
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       // The session may be broken (the server restarted, a stream broke): the next call reconnects.
-      if (!(error instanceof McpError) || error.code === closedCode) {
+      if (
+        !(error instanceof McpError) ||
+        error.code === closedCode ||
+        refusalOf(error)?.streamCut === true
+      ) {
         await this.reset();
       }
       return { ok: false, content: this.describe(error, `calling '${tool}'`) };
@@ -280,6 +273,13 @@ export class McpSession {
   private describe(error: unknown, doing: string): string {
     const refused = policyFailure(error);
     if (refused !== null) return refused.message;
+    const bounded = refusalOf(error);
+    if (bounded?.reason === 'too_large') {
+      return `The MCP server at ${this.where} answered more than ${bounded.detail} bytes when ${doing}; the rest was not read (the limit is tools.max_response_bytes).`;
+    }
+    if (bounded !== null) {
+      return `The answer of the MCP server at ${this.where} when ${doing} could not be read: ${bounded.detail}.`;
+    }
     if (error instanceof McpError) {
       if (error.code === timeoutCode) {
         return `The MCP server at ${this.where} did not answer within ${this.deps.callTimeoutMs} ms when ${doing}.`;

@@ -14,6 +14,7 @@ import {
   PolicyFetchError,
   type PolicyFetch,
 } from '../../net/policy-fetch.js';
+import type { TextPool } from '../../text-pool/text-pool.js';
 import { requireSchema } from '../../validation/schema-validator.js';
 import { McpSession, McpToolListCache, type McpConnection, type McpToolInfo } from './mcp-tools.js';
 import {
@@ -186,6 +187,8 @@ export interface ToolSourcesOptions {
   clientInfo: { name: string; version: string };
   /** Host-name resolution (tests inject one); the system's by default. */
   resolve?: Resolver;
+  /** The text threads, where large answers of MCP servers are parsed and reduced. */
+  text: TextPool;
 }
 
 /** A source that could not give its tools to this run (a server down, an unreadable token). */
@@ -232,6 +235,9 @@ export class ToolSources {
       ...(options.resolve === undefined ? {} : { resolve: options.resolve }),
       connectTimeoutMs: Math.min(callTimeoutMs, 10_000),
       headersTimeoutMs: callTimeoutMs,
+      // Its bound on a body's (an event stream's) whole life never cuts one answer within
+      // tools.max_response_bytes, which the MCP sessions apply to each answer themselves.
+      maxResponseBytes: Math.max(32 * 1024 * 1024, options.tools.maxResponseBytes),
     });
     this.box = new SecretBox(options.secrets);
     this.lists = new McpToolListCache(options.tools.listCacheTtlMs);
@@ -435,6 +441,8 @@ export class ToolSources {
       fetch: this.policyFetch.fetch,
       callTimeoutMs: this.options.tools.callTimeoutMs,
       maxResultChars: this.options.tools.maxResultChars,
+      maxResponseBytes: this.options.tools.maxResponseBytes,
+      text: this.options.text,
       clientInfo: this.options.clientInfo,
     };
     const perEntry = await Promise.all(

@@ -2,21 +2,7 @@
 // the model can read, and the failures of a connection told in words fit to show.
 import { PolicyFetchError } from '../../net/policy-fetch.js';
 
-/** `text` with at most `max` characters kept, and a marker saying how much was cut. */
-export function cutText(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = max;
-  // Not between the halves of a surrogate pair.
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}\n[… cut: the answer had ${text.length} characters, the first ${end} are kept]`;
-}
-
-/** A short, single-line form of a remote's own message (its error text, a description). */
-export function brief(text: string, max = 300): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max)}…` : line;
-}
+export { brief, cutText, cutTextWithin } from './cut-text.js';
 
 /** The PolicyFetchError in an error's cause chain (the SDK and fetch wrap it), if any. */
 export function policyFailure(error: unknown): PolicyFetchError | null {
