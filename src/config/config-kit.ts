@@ -129,21 +129,26 @@ const HttpUrlText = HttpUrl();
 const integerRanges = new Map<string, TSchema>();
 const choices = new Map<string, TSchema>();
 
-/** Reads environment variables as text, checks and converts them, and reports each by name. */
+/**
+ * Reads environment variables as text, checks and converts them, and reports each by name. A
+ * variable set to the empty string counts as unset (a compose file's `KEY=` or `${KEY:-}`), except
+ * a list, where it is the empty list.
+ */
 export class EnvReader {
   constructor(
     private readonly env: Env,
     private readonly problems: Problems,
   ) {}
 
-  /** The variable as it is, unchecked (undefined when unset). */
+  /** The variable as it is, unchecked (undefined when unset or empty). */
   raw(name: string): string | undefined {
-    return this.env[name];
+    const value = this.env[name];
+    return value === '' ? undefined : value;
   }
 
-  /** The variable's text when it is set and matches `schema` (default: not empty). */
+  /** The variable's text when it is set, not empty, and matches `schema`. */
   text(name: string, schema: TSchema = NonEmptyText): string | undefined {
-    const value = this.env[name];
+    const value = this.raw(name);
     if (value === undefined) return undefined;
     return checkAgainst(schema, value, () => name, this.problems) ? value : undefined;
   }
@@ -181,8 +186,9 @@ export class EnvReader {
 
   /** A comma-separated list, blanks dropped (an empty variable is an empty list). */
   list(name: string): string[] | undefined {
-    const text = this.text(name, AnyText);
-    return text === undefined ? undefined : toList(text);
+    const text = this.env[name];
+    if (text === undefined) return undefined;
+    return checkAgainst(AnyText, text, () => name, this.problems) ? toList(text) : undefined;
   }
 
   /** An http(s) URL, surrounding blanks dropped. */

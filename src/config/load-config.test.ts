@@ -161,6 +161,24 @@ describe('loadConfig', () => {
     expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/platform' });
   });
 
+  it('takes an empty variable for an unset one (a compose file’s KEY=), but an empty list for a list', () => {
+    const config = loadConfig({
+      env: { PLATFORM_ADMIN_KEY: '', REDIS_URL: '', PORT: '', CORS_ORIGINS: '' },
+    });
+    expect(config.auth.adminKey).toBeNull();
+    expect(config.redisUrl).toBeNull();
+    expect(config.server.port).toBe(8080);
+    expect(config.server.corsOrigins).toEqual([]);
+  });
+
+  it('joins the Redis key prefix with one colon, whether or not it ends with one', () => {
+    expect(loadConfig({ env: { REDIS_KEY_PREFIX: 'team-a' } }).redisKeyPrefix).toBe('team-a');
+    expect(loadConfig({ env: { REDIS_KEY_PREFIX: 'team-a:' } }).redisKeyPrefix).toBe('team-a');
+    expect(problemsOf(() => loadConfig({ env: { REDIS_KEY_PREFIX: 'team:a' } }))[0]).toContain(
+      'REDIS_KEY_PREFIX',
+    );
+  });
+
   it('connects to PostgreSQL as the operating-system user when neither the URL nor PGUSER names one', () => {
     const bare = loadConfig({ env: { DATABASE_URL: 'postgres://db:5432/platform' } });
     expect(bare.database).toEqual({

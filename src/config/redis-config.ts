@@ -6,9 +6,13 @@ import { Closed, OptionalInteger, type EnvReader } from './config-kit.js';
 const RedisUrl = () => Type.String({ pattern: '^rediss?://.+', message: "expected 'redis://…'" });
 const RedisKeyPrefix = () =>
   Type.String({
-    pattern: '^[A-Za-z0-9_.-]{0,64}$',
-    message: 'expected up to 64 letters, digits, dots, dashes or underscores',
+    pattern: '^[A-Za-z0-9_.-]{0,64}:?$',
+    message:
+      "expected up to 64 letters, digits, dots, dashes or underscores (the ':' after it is added)",
   });
+
+/** The prefix as keys are named with it: one ':' joins it to every name, so a trailing one goes. */
+const bare = (prefix: string | undefined) => prefix?.replace(/:$/, '');
 
 export const redisFileProperties = {
   redis_url: Type.Optional(RedisUrl()),
@@ -44,7 +48,7 @@ export function readRedisEnv(env: EnvReader): RedisFile {
 export function redisConfig(fromEnv: RedisFile, file: RedisFile) {
   return {
     redisUrl: fromEnv.redis_url ?? file.redis_url ?? null,
-    redisKeyPrefix: fromEnv.redis_key_prefix ?? file.redis_key_prefix ?? '',
+    redisKeyPrefix: bare(fromEnv.redis_key_prefix ?? file.redis_key_prefix) ?? '',
     jobs: {
       concurrency: fromEnv.jobs?.concurrency ?? file.jobs?.concurrency ?? 4,
       lockMs: fromEnv.jobs?.lock_ms ?? file.jobs?.lock_ms ?? 30_000,
