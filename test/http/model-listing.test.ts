@@ -1,6 +1,7 @@
 // The catalog's token fields mean something only for models that count tokens: transcription and
 // speech models list max_tokens and context_length as 0 (integers, as the spec asks) instead of the definition's defaults
 // (1024 / 8192, figures nobody configured), and every entry stays a valid OpenAI `Model`.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { openAISchemas } from '../support/openai-schemas.js';
@@ -14,6 +15,7 @@ interface Entry {
 }
 
 const schemas = openAISchemas();
+const numbersWav = new URL('../fixtures/audio/numbers.wav', import.meta.url);
 
 describe.each(allDialects)('the model catalog on $name', (dialect) => {
   let harness: TestApp;
@@ -68,5 +70,32 @@ describe.each(allDialects)('the model catalog on $name', (dialect) => {
         expect(entry).toMatchObject({ name, max_tokens: 0, context_length: 0 });
       }
     }
+  });
+
+  it('takes whisper-1 and tts-1 for the offline defaults while OPENAI_API_KEY is unset', async () => {
+    expect(process.env.OPENAI_API_KEY ?? '').toBe('');
+    const spoken = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/audio/speech',
+      headers: { ...bearer(harness.adminKey), 'content-type': 'application/json' },
+      payload: { model: 'tts-1', voice: 'alloy', input: 'one two three', response_format: 'wav' },
+    });
+    expect(spoken.statusCode, spoken.body.slice(0, 300)).toBe(200);
+    expect(spoken.headers['content-type']).toContain('audio/wav');
+    const form = new FormData();
+    form.append('file', new Blob([readFileSync(numbersWav)]), 'numbers.wav');
+    form.append('model', 'whisper-1');
+    const upload = new Request('http://localhost/', { method: 'POST', body: form });
+    const heard = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcriptions',
+      headers: {
+        ...bearer(harness.adminKey),
+        'content-type': upload.headers.get('content-type') ?? '',
+      },
+      payload: Buffer.from(await upload.arrayBuffer()),
+    });
+    expect(heard.statusCode, heard.body.slice(0, 300)).toBe(200);
+    expect(heard.json<{ text: string }>().text.length).toBeGreaterThan(0);
   });
 });

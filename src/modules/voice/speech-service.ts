@@ -187,15 +187,15 @@ export class SpeechService {
   /**
    * `name` as /v1/audio/* takes it: a model or alias of the catalog as it is; else one of OpenAI's
    * names of the kind stands for the default (undefined), unless `speech.openai_aliases` is off.
+   * A catalog model of such a name that cannot answer now (the built-in catalog's `whisper-1` and
+   * `tts-1` before OPENAI_API_KEY is set) stands for the default too, rather than answering 503.
    */
   openAiModel(kind: 'transcription' | 'speech', name: string): string | undefined {
-    const known =
-      this.options.models.find(name) !== undefined || this.aliasOwner(kind, name) !== undefined;
-    return !known &&
-      this.options.config.openAiAliases &&
-      (openAiModelNames[kind] as readonly string[]).includes(name)
-      ? undefined
-      : name;
+    const openAiName = (openAiModelNames[kind] as readonly string[]).includes(name);
+    if (!this.options.config.openAiAliases || !openAiName) return name;
+    if (this.aliasOwner(kind, name) !== undefined) return name;
+    const status = this.options.models.status(name);
+    return status !== undefined && status.available ? name : undefined;
   }
 
   /**
