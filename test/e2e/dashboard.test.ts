@@ -325,7 +325,13 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Agents' }).click();
     await page.getByRole('heading', { name: 'Create an agent' }).waitFor();
     await page.getByLabel(/^Name/).fill('Writer');
+    // A ToolAgent cannot be public (the API refuses it): its form offers no such switch.
+    await pick('Type', 'Tool agent');
+    await page.getByLabel(/^Offer as a tool/).waitFor();
+    expect(await page.getByLabel(/^Public/).count()).toBe(0);
     await pick('Type', 'Generation agent');
+    await page.getByLabel(/^Public/).waitFor();
+    await page.getByLabel(/^Offer as a tool/).check();
     await page
       .getByRole('heading', { name: 'Configuration' })
       .or(page.getByText('Configuration'))
@@ -337,6 +343,10 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Execute' }).click();
     await page.getByTestId('agent-result').getByText('"success": true').waitFor();
     await page.getByRole('heading', { name: 'Runs in this session' }).waitFor();
+    const listed = (await api('/v1/agents?limit=100')).body as unknown as {
+      agents: { name: string; expose_as_tool: boolean }[];
+    };
+    expect(listed.agents.find((agent) => agent.name === 'Writer')?.expose_as_tool).toBe(true);
     await checkPage('agents');
   });
 

@@ -70,7 +70,8 @@ function ModelsCard() {
           <Table.Thead>
             <Table.Tr>
               <Table.Th>Name</Table.Th>
-              <Table.Th>Provider</Table.Th>
+              <Table.Th>Made by</Table.Th>
+              <Table.Th>Served through</Table.Th>
               <Table.Th>Type</Table.Th>
               <Table.Th>Available</Table.Th>
             </Table.Tr>
@@ -79,7 +80,9 @@ function ModelsCard() {
             {models.data?.models.map((model) => (
               <Table.Tr key={model.name}>
                 <Table.Td>{model.display_name}</Table.Td>
-                <Table.Td>{model.provider}</Table.Td>
+                {/* The spec's `provider` is the maker, `unknown` for a server that does not say. */}
+                <Table.Td>{model.provider === 'unknown' ? '—' : model.provider}</Table.Td>
+                <Table.Td>{model.connection}</Table.Td>
                 <Table.Td>{model.type}</Table.Td>
                 <Table.Td>
                   {model.available ? 'yes' : `no — ${model.unavailable_reason ?? 'unknown reason'}`}

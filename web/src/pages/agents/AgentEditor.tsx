@@ -18,7 +18,7 @@ import { queries } from '../../api/queries';
 import { ChatModelSelect } from '../../components/ChatModelSelect';
 import { ErrorAlert } from '../../components/common';
 import { SchemaForm, defaultsOf, type JsonSchema } from '../../components/SchemaForm';
-import { useAgentDraft } from './agent-draft';
+import { mayBePublic, useAgentDraft } from './agent-draft';
 
 type AgentType = { configuration_schema: JsonSchema };
 
@@ -124,10 +124,17 @@ export function AgentEditor({
           />
           {type && <Text size="sm">{type.description}</Text>}
           <ChatModelSelect value={fields.modelId} onChange={(modelId) => change({ modelId })} />
+          {mayBePublic(fields.agentType) && (
+            <Switch
+              label="Public (other accounts may read and run it)"
+              checked={fields.isPublic}
+              onChange={(e) => change({ isPublic: e.currentTarget.checked })}
+            />
+          )}
           <Switch
-            label="Public (other accounts may read and run it)"
-            checked={fields.isPublic}
-            onChange={(e) => change({ isPublic: e.currentTarget.checked })}
+            label="Offer as a tool of this account's MCP server (POST /mcp)"
+            checked={fields.exposeAsTool}
+            onChange={(e) => change({ exposeAsTool: e.currentTarget.checked })}
           />
           {type && (
             <ConfigurationFieldset

@@ -12,6 +12,8 @@ export interface AgentFields {
   agentType: string | null;
   modelId: string | null;
   isPublic: boolean;
+  /** Offered as a tool of the account's MCP server (POST /mcp). */
+  exposeAsTool: boolean;
   configuration: Record<string, unknown>;
 }
 
@@ -21,17 +23,23 @@ const emptyAgent: AgentFields = {
   agentType: null,
   modelId: null,
   isPublic: false,
+  exposeAsTool: false,
   configuration: {},
 };
 
+/** A ToolAgent acts with its owner's credentials: the API refuses to make one public. */
+export const mayBePublic = (agentType: string | null) => agentType !== 'ToolAgent';
+
 /** Creates the agent (null id) or updates it; answers its id. */
 async function saveAgent(agentId: string | null, values: AgentFields): Promise<string> {
-  const { name, description, isPublic, configuration, modelId } = values;
+  const { name, description, configuration, modelId } = values;
+  const isPublic = values.isPublic && mayBePublic(values.agentType);
+  const exposure = { is_public: isPublic, expose_as_tool: values.exposeAsTool };
   if (agentId !== null) {
     unwrap(
       await api.PATCH('/v1/agents/{agent_id}', {
         params: { path: { agent_id: agentId } },
-        body: { name, description, is_public: isPublic, configuration, model_id: modelId },
+        body: { name, description, ...exposure, configuration, model_id: modelId },
       }),
     );
     return agentId;
@@ -42,7 +50,7 @@ async function saveAgent(agentId: string | null, values: AgentFields): Promise<s
         name,
         description,
         agent_type: values.agentType ?? '',
-        is_public: isPublic,
+        ...exposure,
         configuration,
         ...(modelId === null ? {} : { model_id: modelId }),
       },
@@ -79,6 +87,7 @@ export function useAgentDraft(agentId: string | null, onSaved: (id: string) => v
       agentType: stored.agent_type,
       modelId: stored.model_id,
       isPublic: stored.is_public,
+      exposeAsTool: stored.expose_as_tool,
       configuration: stored.configuration,
     }),
   );

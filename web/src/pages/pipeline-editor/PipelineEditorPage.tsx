@@ -2,7 +2,16 @@
 // stage's agent and input/output mappings; save-time errors are shown on the node they name; runs are
 // followed live through the execution's event stream. Loaded on demand.
 import '@xyflow/react/dist/style.css';
-import { Button, Card, Code, Group, Text, TextInput, useComputedColorScheme } from '@mantine/core';
+import {
+  Button,
+  Card,
+  Code,
+  Group,
+  Switch,
+  Text,
+  TextInput,
+  useComputedColorScheme,
+} from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { Background, Controls, ReactFlow, ReactFlowProvider } from '@xyflow/react';
 import { useMemo, useState } from 'react';
@@ -36,6 +45,8 @@ function PipelineHeader(props: {
   onNameChange: (name: string) => void;
   description: string;
   onDescriptionChange: (description: string) => void;
+  exposeAsTool: boolean;
+  onExposeAsToolChange: (expose: boolean) => void;
   saved: string | null;
   onAddStage: () => void;
   onSave: () => void;
@@ -55,6 +66,11 @@ function PipelineHeader(props: {
           value={description}
           onChange={(event) => onDescriptionChange(event.currentTarget.value)}
           w={320}
+        />
+        <Switch
+          label="Offer as an MCP tool (POST /mcp)"
+          checked={props.exposeAsTool}
+          onChange={(event) => props.onExposeAsToolChange(event.currentTarget.checked)}
         />
         <Button variant="default" onClick={onAddStage}>
           Add stage
@@ -83,10 +99,18 @@ function Editor() {
   const { nodes, setNodes, update, remove } = stages;
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
+  const [exposeAsTool, setExposeAsTool] = useState(false);
   // null until edited: then the Run box follows the stages' $.input paths.
   const [editedRunInput, setRunInput] = useState<string | null>(null);
   const runInput = editedRunInput ?? runInputTemplate(nodes);
-  const actions = usePipelineActions({ pipelineId, name, description, nodes, setNodes });
+  const actions = usePipelineActions({
+    pipelineId,
+    name,
+    description,
+    exposeAsTool,
+    nodes,
+    setNodes,
+  });
 
   const stored = useQuery({
     ...queries.pipeline(pipelineId ?? ''),
@@ -95,6 +119,7 @@ function Editor() {
   useSeed(pipelineId ?? null, stored, ({ pipeline }) => {
     setName(pipeline.name);
     setDescription(pipeline.description);
+    setExposeAsTool(pipeline.expose_as_tool);
     setNodes(nodesOf(pipeline));
   });
 
@@ -108,6 +133,8 @@ function Editor() {
         onNameChange={setName}
         description={description}
         onDescriptionChange={setDescription}
+        exposeAsTool={exposeAsTool}
+        onExposeAsToolChange={setExposeAsTool}
         saved={actions.saved}
         onAddStage={stages.addStage}
         onSave={actions.save}

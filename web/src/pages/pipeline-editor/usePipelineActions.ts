@@ -25,6 +25,8 @@ interface Draft {
   pipelineId: string | undefined;
   name: string;
   description: string;
+  /** Offered as a tool of the account's MCP server. */
+  exposeAsTool: boolean;
   nodes: StageNode[];
   setNodes: Dispatch<SetStateAction<StageNode[]>>;
 }
@@ -81,7 +83,7 @@ function markStages(setNodes: SetNodes, update: (node: StageNode) => Partial<Sta
 
 /** Saving: the save itself (answering the pipeline's id), and the note shown once it is saved. */
 function useSavePipeline(draft: Draft) {
-  const { pipelineId, name, description, nodes, setNodes } = draft;
+  const { pipelineId, name, description, exposeAsTool, nodes, setNodes } = draft;
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [saved, setSaved] = useState<string | null>(null);
@@ -90,7 +92,7 @@ function useSavePipeline(draft: Draft) {
   async function savePipeline(): Promise<string> {
     setSaved(null);
     const ordered = orderedStages(nodes);
-    const body = pipelineBody(name, description, ordered);
+    const body = { ...pipelineBody(name, description, ordered), expose_as_tool: exposeAsTool };
     try {
       let id = pipelineId;
       if (id === undefined) {
