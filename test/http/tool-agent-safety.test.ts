@@ -13,6 +13,7 @@ import { bearer } from '../support/test-app.js';
 interface Step {
   id: string;
   kind: 'model' | 'tool';
+  call_id: string | null;
   name: string;
   arguments: Record<string, unknown> | null;
   output: Record<string, unknown> | null;
@@ -265,9 +266,12 @@ describe.each(allDialects)('ToolAgent safety on $name', remeasured, (dialect) =>
     });
     expect(run.success, JSON.stringify(run)).toBe(true);
     const detail = await execution(run.execution_id);
-    expect(
-      detail.steps.filter((step) => step.kind === 'tool' && step.status === 'completed'),
-    ).toHaveLength(16);
+    const calls = detail.steps.filter((step) => step.kind === 'tool');
+    expect(calls.filter((step) => step.status === 'completed')).toHaveLength(16);
+    // Listed in the order the model asked, whichever ended first (each is recorded as it starts).
+    expect(calls.map((step) => step.call_id)).toEqual(
+      Array.from({ length: 16 }, (_, index) => `w${index}`),
+    );
   });
 
   it('makes at most max_calls_per_turn calls of a turn asking for 1,000, tells the model, and does not hold the loop', async () => {

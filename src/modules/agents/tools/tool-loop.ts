@@ -14,7 +14,7 @@ import {
   argumentsProblem,
   boundedArgumentsText,
   parseToolArguments,
-} from '../../tools/tool-arguments.js';
+} from '../../../validation/tool-arguments.js';
 import type { ToolBox, ToolOutcome, ToolSpec } from '../../tools/tool.js';
 import { AwaitingApproval, type AgentRunContext, type StepLog } from '../agent-type.js';
 import { refusedCallsNote, replaySteps, workedMs, type PendingCall } from './tool-replay.js';

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { ConflictError, NotFoundError } from '../../../errors/app-error.js';
 import type { JobQueue } from '../../../jobs/job-queue.js';
 import type { ExecutionService } from './execution-service.js';
-import { approvedArgumentsSizeProblem, argumentsProblem } from '../../tools/tool-arguments.js';
+import { approvedArgumentsSizeProblem, argumentsProblem } from '../../../validation/tool-arguments.js';
 import {
   awaitingDecision,
   executionError,

@@ -1,16 +1,16 @@
 // Execution records and their stage records: the one place that maps them to rows and back.
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import {
-  awaitingDecision,
-  type Execution,
-  type ExecutionError,
-  type ExecutionOutcome,
-  type StagePlan,
-  type StageRecord,
-  type StageUpdate,
-  type StepDecision,
-  type StepRecord,
-  type StepUpdate,
+import type {
+  Execution,
+  ExecutionError,
+  ExecutionOutcome,
+  StagePlan,
+  StageRecord,
+  StageUpdate,
+  StepDecision,
+  StepRecord,
+  StepStatus,
+  StepUpdate,
 } from './execution.js';
 import type { DatabaseSchema } from '../../../storage/schema.js';
 import { pageOf } from '../../../storage/repositories/paging.js';
@@ -116,6 +116,9 @@ function toStep(row: StepRow): StepRecord {
     toolSchema: parseJson(row.tool_schema),
   };
 }
+
+/** The statuses of a call that waits for a person's decision (`awaitingDecision`). */
+const awaitingDecision: readonly StepStatus[] = ['waiting_for_approval', 'interrupted'];
 
 /** Statuses of a run not yet finished: running, or paused for a person's approval. */
 const unfinished = ['running', 'waiting_for_approval'] as const;

@@ -3,9 +3,9 @@
 // valid against the tool's input schema — one check for both, so that an approval cannot pass what
 // the model could not. A model's arguments too large to keep are stored as a small placeholder
 // object (`arguments_cut`), which is refused like the original would be.
-import type { AppError } from '../../errors/app-error.js';
-import { InvalidParameterError } from '../../errors/app-error.js';
-import { checkAgainstSchema } from '../../validation/schema-validator.js';
+import type { AppError } from '../errors/app-error.js';
+import { InvalidParameterError } from '../errors/app-error.js';
+import { checkAgainstSchema } from './schema-validator.js';
 
 /** The single key of the placeholder that stands for arguments cut before they were stored. */
 const cutKey = 'arguments_cut';
