@@ -121,18 +121,9 @@ export class TurnHandler {
       return;
     }
     const events = await this.inClientTerms(turn, () =>
-      openGuarded<ChatStreamEvent>(
-        () => chat.openStream(request),
-        guard,
-        (error) => ({
-          type: 'error',
-          error,
-        }),
-      ),
+      openGuarded(() => chat.openStream(request), guard, chatErrorEvent),
     );
-    const failed = (error: AppError) => {
-      logStreamFailure(turn.request.log, error);
-    };
+    const failed = failureLog(turn);
     const frames = translatedFrames(events, dialect.stream(call, failed), turn, failed);
     void sendEventStream(turn.reply, eventStream(frames));
   }
@@ -147,11 +138,8 @@ export class TurnHandler {
       sendAnswer(turn.reply, await answer.complete(turn.signal));
       return;
     }
-    const failed = (error: AppError) => {
-      logStreamFailure(turn.request.log, error);
-    };
-    const events = await openGuarded<ServerSentEvent>(
-      () => answer.openStream(turn.signal, failed),
+    const events = await openGuarded(
+      () => answer.openStream(turn.signal, failureLog(turn)),
       guard,
       (error) => answer.errorEvent(error),
     );
@@ -171,6 +159,16 @@ export class TurnHandler {
   }
 }
 
+const chatErrorEvent = (error: AppError): ChatStreamEvent => ({ type: 'error', error });
+
+/** A failure after a stream began: logged with the request's id (the client gets an event). */
+function failureLog<Call extends TurnCall>(turn: Turn<Call>): (error: AppError) => void {
+  return (error) => {
+    logStreamFailure(turn.request.log, error);
+  };
+}
+
+/** An error as the client reads it: in its dialect's field names where the dialect has its own. */
 function clientError<Call extends TurnCall>(turn: Turn<Call>, error: unknown) {
   const { dialect, call } = turn;
   return error instanceof AppError && dialect.clientError !== undefined
