@@ -101,7 +101,7 @@ export type Upstream =
 export interface TurnDialect<Body, Call extends TurnCall> {
   /** The body as the turn it asks for, each field checked (a 400 names the dialect's field). */
   callOf(body: Body, context: TurnContext): Call;
-  /** A whole answer as the dialect's body and headers. */
+  /** A whole answer as the dialect's body (and the conversation its header names). */
   answer(outcome: ChatOutcome, call: Call): DialectAnswer | Promise<DialectAnswer>;
   /** A streamed answer's translation; `failed` hears of a failure the dialect meets itself. */
   stream(call: Call, failed: (error: AppError) => void): EventMapping;
