@@ -282,23 +282,15 @@ function servingModules(
   );
   const completions = closers.started(
     'completions',
-    createCompletionsModule({
-      chat: chat.service,
-      models,
-      routing: routing.service,
-      credentialWatch,
-      bodyLimit: chat.bodyLimit,
-    }),
+    createCompletionsModule({ turns: chat.turns, models, bodyLimit: chat.bodyLimit }),
   );
   const messages = closers.started(
     'messages',
     createMessagesModule({
-      chat: chat.service,
+      turns: chat.turns,
       models,
       secrets: config.secrets,
       observer: engines.metrics.metrics,
-      routing: routing.service,
-      credentialWatch,
       bodyLimit: chat.bodyLimit,
     }),
   );
@@ -306,10 +298,8 @@ function servingModules(
     'responses',
     createResponsesModule({
       db: storage.db,
-      chat: chat.service,
+      turns: chat.turns,
       conversations,
-      routing: routing.service,
-      credentialWatch,
       bodyLimit: chat.bodyLimit,
       now,
     }),

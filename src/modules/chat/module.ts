@@ -1,5 +1,6 @@
 // The chat module, wired: one turn of a conversation (stored, or stateless for the OpenAI dialect),
-// and the HTTP plugins of POST /v1/chat and of the model catalog for app.ts to register.
+// the turn handler every dialect's route calls, and the HTTP plugins of POST /v1/chat and of the
+// model catalog for app.ts to register.
 import type { CredentialWatch } from '../../auth/credential-watch.js';
 import type { AppConfig } from '../../config/config.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
@@ -8,6 +9,7 @@ import type { RoutingService } from '../routing/routing-service.js';
 import { ChatService } from './chat-service.js';
 import { chatBodyLimitSetting, chatPlugin, type ChatPlugin } from './chat.routes.js';
 import { modelsPlugin, type ModelsPlugin } from './models.routes.js';
+import { TurnHandler } from './turn-handler.routes.js';
 
 export interface ChatModuleDependencies {
   readonly models: ModelRegistry;
@@ -25,6 +27,11 @@ export interface ChatModuleDependencies {
 export interface ChatModule {
   /** One chat turn, streamed or not: /v1/chat, the OpenAI dialect and voice conversations. */
   readonly service: ChatService;
+  /**
+   * One turn of any dialect (/v1/chat, /chat/completions, /v1/messages, /v1/responses): routing,
+   * the key's watch over a stream, the call and the answer, once.
+   */
+  readonly turns: TurnHandler;
   /** POST /v1/chat. */
   readonly plugin: ChatPlugin;
   /** GET /models, /v1/models and /models/{model}. */
@@ -47,9 +54,11 @@ export function createChatModule(dependencies: ChatModuleDependencies): ChatModu
   });
   // A body the server takes everywhere is taken here too.
   const bodyLimitBytes = Math.max(config.chat.bodyLimitBytes, config.server.bodyLimitBytes);
+  const turns = new TurnHandler({ chat: service, routing, credentialWatch });
   return {
     service,
-    plugin: chatPlugin({ chat: service, routing, credentialWatch, bodyLimitBytes }),
+    turns,
+    plugin: chatPlugin({ turns, bodyLimitBytes }),
     modelsPlugin: modelsPlugin(models),
     bodyLimit: { bytes: bodyLimitBytes, setting: chatBodyLimitSetting },
     // A chat turn holds nothing between requests: models and storage are the app's.

@@ -1,7 +1,7 @@
 // OpenAI's Chat Completions dialect, translated: a request body into the chat turn the service
 // runs, and the turn's outcome or stream events into a chat.completion or chat.completion.chunk
-// bodies. Plain functions over plain values; the HTTP side (routing, streaming, the reply) is
-// completions.routes.ts.
+// bodies. Plain functions over plain values, and the dialect the chat module's turn handler runs
+// (routing, streaming, the reply); the routes are completions.routes.ts.
 import {
   checkToolFields,
   maxSchemaText,
@@ -11,6 +11,7 @@ import {
 } from '../../models/openai-messages.js';
 import type { ChatParams, ChatTurn, FinishReason } from '../../models/spec.js';
 import type { ChatOutcome, ChatStreamEvent } from '../chat/chat-service.js';
+import type { TurnCall, TurnDialect } from '../chat/turn-dialect.js';
 
 /** A Chat Completions request: the fields the service reads, and every other one kept. */
 export interface CompletionRequestBody {
@@ -27,7 +28,7 @@ export interface CompletionRequestBody {
 }
 
 /** The chat turn a request asks for, before routing picks its model. */
-export interface CompletionCall {
+export interface CompletionCall extends TurnCall {
   readonly messages: ChatTurn[];
   /** OpenAI's other parameters, passed on (unknown ones included; see `paramsOf`). */
   readonly params: ChatParams;
@@ -296,3 +297,22 @@ function endChunks(stream: ChunkStream, outcome: ChatOutcome): unknown[] {
     ? [finish, chunk(stream, [], { usage: usageJson(outcome) })]
     : [finish];
 }
+
+/** Chat Completions as a dialect of the turn handler: `data:` chunks, then `data: [DONE]`. */
+export const completionsDialect: TurnDialect<CompletionRequestBody, CompletionCall> = {
+  callOf: (body) => completionCallOf(body),
+  answer: (outcome) => ({
+    body: completionBody(outcome, Math.floor(Date.now() / 1000)),
+    conversationId: outcome.conversationId,
+  }),
+  stream(call) {
+    const stream = chunkStream(Math.floor(Date.now() / 1000), call.includeUsage);
+    return {
+      next(event) {
+        const { chunks, last } = chunksOf(stream, event);
+        return { events: chunks.map((data) => ({ data })), last };
+      },
+    };
+  },
+  done: '[DONE]',
+};

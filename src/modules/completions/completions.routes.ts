@@ -1,43 +1,22 @@
 // POST /chat/completions and /v1/chat/completions: OpenAI's Chat Completions format, so that the
 // official clients work against root_url unchanged. With the extensions `user_id` or
 // `conversation_id` the turn is stored in a conversation like /v1/chat; without them it is a
-// stateless completion and nothing is stored. The translation both ways is
-// chat-completions-dialect.ts; this is the HTTP side, as one Fastify plugin.
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+// stateless completion and nothing is stored. The dialect (the translation both ways) is
+// chat-completions-dialect.ts, run by the chat module's turn handler; this is the HTTP side, as one
+// Fastify plugin.
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
-import type { CredentialWatch } from '../../auth/credential-watch.js';
 import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
-import {
-  clientGoneSignal,
-  guardAnswer,
-  logStreamFailure,
-  sendEventStream,
-  serverSentEvents,
-  openGuarded,
-} from '../../http/streaming.js';
-import { principalOf, type App } from '../../http/types.js';
-import { capabilityNeeds } from '../../models/capabilities.js';
-import type { ChatRequest, ChatService, ChatStreamEvent } from '../chat/chat-service.js';
-import type { RoutingService } from '../routing/routing-service.js';
-import {
-  chunkStream,
-  chunksOf,
-  completionBody,
-  completionCallOf,
-  type CompletionRequestBody,
-} from './chat-completions-dialect.js';
+import type { App } from '../../http/types.js';
+import type { TurnHandler } from '../chat/turn-handler.routes.js';
+import { completionsDialect } from './chat-completions-dialect.js';
 import { CompletionRequestSchema, CompletionSchema } from './completions.schemas.js';
 
 export type CompletionsPlugin = FeaturePlugin;
 
 export interface CompletionRoutesDependencies {
-  /** The chat module's service: the same turn as /v1/chat, stored or stateless. */
-  readonly chat: Pick<ChatService, 'complete' | 'openStream'>;
-  /** `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens. */
-  readonly routing: Pick<RoutingService, 'resolveChatModel'>;
-  /** Ends a stream whose key is revoked or expires. */
-  readonly credentialWatch: CredentialWatch;
+  /** The chat module's turn handler: the same turn as /v1/chat, stored or stateless. */
+  readonly turns: TurnHandler;
   /** Larger than other routes' (images as data URLs): `chat.body_limit_bytes`. */
   readonly bodyLimit: { readonly bytes: number; readonly setting: string };
 }
@@ -47,21 +26,6 @@ export function completionsPlugin(dependencies: CompletionRoutesDependencies): C
   return featurePlugin('completions', (app) => {
     completionRoutes(app, dependencies);
   });
-}
-
-/** OpenAI's chunk sequence, one id for all; an error is logged and ends it. */
-async function* completionChunks(
-  events: AsyncIterable<ChatStreamEvent>,
-  includeUsage: boolean,
-  log: FastifyBaseLogger,
-): AsyncGenerator<unknown> {
-  const stream = chunkStream(Math.floor(Date.now() / 1000), includeUsage);
-  for await (const event of events) {
-    if (event.type === 'error') logStreamFailure(log, event.error);
-    const { chunks, last } = chunksOf(stream, event);
-    yield* chunks;
-    if (last) return;
-  }
 }
 
 function completionRoutes(app: App, dependencies: CompletionRoutesDependencies): void {
@@ -94,64 +58,9 @@ function completionRoutes(app: App, dependencies: CompletionRoutesDependencies):
         },
       },
       async (request, reply) => {
-        await answer(dependencies, request.body, request, reply);
+        await dependencies.turns.answer(completionsDialect, request.body, request, reply);
         return reply;
       },
     );
   }
-}
-
-/** One completion: routed, then sent as a chat.completion or streamed as chunks. */
-async function answer(
-  { chat, routing, credentialWatch }: CompletionRoutesDependencies,
-  body: CompletionRequestBody,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<void> {
-  const call = completionCallOf(body);
-  // A stream also ends when its key is revoked or expires (a last chunk carrying the error).
-  const guard = call.stream ? guardAnswer(reply, credentialWatch, principalOf(request)) : null;
-  const signal = guard?.signal ?? clientGoneSignal(reply);
-  // `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens.
-  const routed = await routing.resolveChatModel({
-    caller: principalOf(request),
-    requestedModel: call.requestedModel,
-    messages: call.messages,
-    maxTokens: call.maxTokens,
-    conversationId: call.conversationId,
-    signal,
-    capabilities: capabilityNeeds(call.messages, call.params).map((need) => need.capability),
-  });
-  const chatRequest: ChatRequest = {
-    accountId: principalOf(request).accountId,
-    apiKeyId: principalOf(request).keyId,
-    userId: call.userId,
-    conversationId: call.conversationId,
-    persist: call.persist,
-    messages: call.messages,
-    model: routed.model,
-    temperature: call.temperature,
-    maxTokens: routed.maxTokens,
-    maxTokensParam: call.maxTokensParam,
-    params: call.params,
-    signal,
-  };
-  if (guard !== null) {
-    const guarded = await openGuarded<ChatStreamEvent>(
-      () => chat.openStream(chatRequest),
-      guard,
-      (error) => ({ type: 'error', error }),
-    );
-    void sendEventStream(
-      reply,
-      serverSentEvents(completionChunks(guarded, call.includeUsage, request.log), '[DONE]'),
-    );
-    return;
-  }
-  const outcome = await chat.complete(chatRequest);
-  if (outcome.conversationId !== null)
-    void reply.header('x-conversation-id', outcome.conversationId);
-  void reply
-    .type('application/json; charset=utf-8')
-    .send(completionBody(outcome, Math.floor(Date.now() / 1000)));
 }

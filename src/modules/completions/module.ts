@@ -1,20 +1,14 @@
 // The completions module, wired: OpenAI's dialect of the service (Chat Completions over the chat
 // module's turns, Embeddings over the catalog's embedding models), as HTTP plugins for app.ts.
-import type { CredentialWatch } from '../../auth/credential-watch.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
-import type { ChatService } from '../chat/chat-service.js';
-import type { RoutingService } from '../routing/routing-service.js';
+import type { TurnHandler } from '../chat/turn-handler.routes.js';
 import { completionsPlugin, type CompletionsPlugin } from './completions.routes.js';
 import { embeddingsPlugin, type EmbeddingsPlugin } from './embeddings.routes.js';
 
 export interface CompletionsModuleDependencies {
-  /** The chat module's service: a completion is a chat turn, stored or stateless. */
-  readonly chat: ChatService;
+  /** The chat module's turn handler: a completion is a chat turn, stored or stateless. */
+  readonly turns: TurnHandler;
   readonly models: ModelRegistry;
-  /** `model: "auto"` and routing policies (the routing module's service). */
-  readonly routing: Pick<RoutingService, 'resolveChatModel'>;
-  /** Ends a stream whose key is revoked or expires. */
-  readonly credentialWatch: CredentialWatch;
   /** The chat routes' body limit (images as data URLs), and the setting that raises it. */
   readonly bodyLimit: { readonly bytes: number; readonly setting: string };
 }
@@ -30,9 +24,9 @@ export interface CompletionsModule {
 export function createCompletionsModule(
   dependencies: CompletionsModuleDependencies,
 ): CompletionsModule {
-  const { chat, models, routing, credentialWatch, bodyLimit } = dependencies;
+  const { turns, models, bodyLimit } = dependencies;
   return {
-    plugin: completionsPlugin({ chat, routing, credentialWatch, bodyLimit }),
+    plugin: completionsPlugin({ turns, bodyLimit }),
     embeddingsPlugin: embeddingsPlugin(models),
     // A translation holds nothing between requests.
     close: () => Promise.resolve(),

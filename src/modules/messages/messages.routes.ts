@@ -3,54 +3,24 @@
 // (`x-api-key` as they send it, or `Authorization: Bearer`). Any chat model of the catalog
 // answers: a model of the `anthropic` provider receives the request as sent (pass-through,
 // ../../models/providers/anthropic-passthrough.ts), any other through the chat module's turn as
-// /chat/completions does (translated both ways by anthropic-messages-dialect.ts). Stateless, but
+// /chat/completions does; both through the chat module's turn handler, the dialect being
+// anthropic-messages-dialect.ts (its translation split by job in anthropic-*.ts). Stateless, but
 // for the platform's extensions `user_id` and `conversation_id`, which store the turn in a
 // conversation as /chat/completions does (then the request is translated whatever the model).
 // Errors, on these routes only, are in Anthropic's shape.
-import { Readable } from 'node:stream';
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
-import type { CredentialWatch } from '../../auth/credential-watch.js';
-import type { ModelDefinition } from '../../config/config.js';
-import { AppError } from '../../errors/app-error.js';
 import { sendError } from '../../http/error-handler.js';
 import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
-import {
-  clientGoneSignal,
-  guardAnswer,
-  logStreamFailure,
-  openGuarded,
-  sendEventStream,
-} from '../../http/streaming.js';
-import { principalOf, type App } from '../../http/types.js';
-import { newId } from '../../ids.js';
-import { requireCapabilities } from '../../models/capabilities.js';
+import type { App } from '../../http/types.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
-import type {
-  AnthropicPassthrough,
-  PassthroughEvent,
-} from '../../models/providers/anthropic-passthrough.js';
-import { RequestAbortedError, UpstreamError } from '../../models/spec.js';
-import type { ChatRequest, ChatService, ChatStreamEvent } from '../chat/chat-service.js';
-import type { RoutingService } from '../routing/routing-service.js';
-import {
-  anthropicErrorBody,
-  countedTurns,
-  forwardedHeaders,
-  messageBody,
-  messageEventStream,
-  messageEventsOf,
-  messagesCallOf,
-  passedThroughEvent,
-  passedThroughMessage,
-  refuseUntranslatable,
-  translatePrompt,
-  type MessageEvent,
-  type MessagesCall,
-  type MessagesRequestBody,
-  type PromptBody,
-} from './anthropic-messages-dialect.js';
+import type { TurnHandler } from '../chat/turn-handler.routes.js';
+import type { TurnDialect } from '../chat/turn-dialect.js';
+import { countedTurns, translatePrompt } from './anthropic-call.js';
+import { anthropicErrorBody } from './anthropic-errors.js';
+import type { MessagesTurn } from './anthropic-messages-dialect.js';
+import type { MessagesRequestBody, PromptBody } from './anthropic-request.js';
 import {
   AnthropicErrorSchema,
   CountTokensRequestSchema,
@@ -62,16 +32,12 @@ import {
 export type MessagesPlugin = FeaturePlugin;
 
 export interface MessagesRoutesDependencies {
-  /** The chat module's service: a translated request is a chat turn, stored or stateless. */
-  readonly chat: Pick<ChatService, 'complete' | 'openStream'>;
-  /** `model: "auto"` is routed; routing policies may forbid a named model or cap max_tokens. */
-  readonly routing: Pick<RoutingService, 'resolveChatModel'>;
-  /** The catalog: which model a request names, and its token counter. */
-  readonly models: Pick<ModelRegistry, 'resolveChatModelName' | 'definitionOf' | 'chatModel'>;
-  /** The pass-through client of a model of the `anthropic` provider; null for any other. */
-  readonly passthroughOf: (definition: ModelDefinition) => AnthropicPassthrough | null;
-  /** Ends a stream whose key is revoked or expires. */
-  readonly credentialWatch: CredentialWatch;
+  /** The chat module's turn handler: routing, the key's watch over a stream, the call. */
+  readonly turns: TurnHandler;
+  /** The Messages dialect (translated, or passed through to an `anthropic` model). */
+  readonly dialect: TurnDialect<MessagesRequestBody, MessagesTurn>;
+  /** The catalog: which model a count_tokens request names, and its token counter. */
+  readonly models: Pick<ModelRegistry, 'resolveChatModelName' | 'chatModel'>;
   /** Larger than other routes' (images and PDFs as base64): `chat.body_limit_bytes`. */
   readonly bodyLimit: { readonly bytes: number; readonly setting: string };
 }
@@ -128,7 +94,9 @@ function messagesRoutes(app: App, dependencies: MessagesRoutesDependencies): voi
       },
     },
     async (request, reply) => {
-      await answer(dependencies, request.body as MessagesRequestBody, request, reply);
+      const { turns, dialect } = dependencies;
+      void reply.header('request-id', request.id);
+      await turns.answer(dialect, request.body as MessagesRequestBody, request, reply);
       return reply;
     },
   );
@@ -164,159 +132,4 @@ function messagesRoutes(app: App, dependencies: MessagesRoutesDependencies): voi
       return { input_tokens: inputTokens };
     },
   );
-}
-
-/** Anthropic's Server-Sent Events: `event: <name>` and `data: <json>` per event. */
-function anthropicEventStream(events: AsyncIterable<MessageEvent>): Readable {
-  async function* frames(): AsyncGenerator<string> {
-    for await (const { event, data } of events) {
-      yield `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    }
-  }
-  return Readable.from(frames(), { objectMode: false });
-}
-
-/** A translated answer's events, in Anthropic's sequence; an error is logged and ends it. */
-async function* translatedEvents(
-  events: AsyncIterable<ChatStreamEvent>,
-  requestId: string,
-  log: FastifyBaseLogger,
-): AsyncGenerator<MessageEvent> {
-  const stream = messageEventStream();
-  for await (const event of events) {
-    if (event.type === 'error') logStreamFailure(log, event.error);
-    const { events: translated, last } = messageEventsOf(stream, event, requestId);
-    yield* translated;
-    if (last) return;
-  }
-}
-
-/** A passed-through answer's events under the platform's id and model; a failure ends it. */
-async function* passedThroughEvents(
-  events: AsyncIterable<PassthroughEvent>,
-  id: string,
-  model: string,
-  requestId: string,
-  log: FastifyBaseLogger,
-): AsyncGenerator<MessageEvent> {
-  try {
-    for await (const event of events) yield passedThroughEvent(event, id, model);
-  } catch (error) {
-    if (error instanceof RequestAbortedError) return;
-    const failure =
-      error instanceof AppError
-        ? error
-        : new UpstreamError('upstream_error', 'The answer could not be completed.', {
-            cause: error,
-          });
-    logStreamFailure(log, failure);
-    yield { event: 'error', data: anthropicErrorBody(failure, requestId) };
-  }
-}
-
-/** One message: routed, then passed through, or translated and answered by the chat turn. */
-async function answer(
-  dependencies: MessagesRoutesDependencies,
-  body: MessagesRequestBody,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<void> {
-  const { routing, models, passthroughOf, credentialWatch } = dependencies;
-  void reply.header('request-id', request.id);
-  const call = messagesCallOf(body);
-  // A stream also ends when its key is revoked or expires (a last event carrying the error).
-  const guard = call.stream ? guardAnswer(reply, credentialWatch, principalOf(request)) : null;
-  const signal = guard?.signal ?? clientGoneSignal(reply);
-  const routed = await routing.resolveChatModel({
-    caller: principalOf(request),
-    requestedModel: call.requestedModel,
-    messages: call.messages,
-    maxTokens: call.maxTokens,
-    conversationId: call.conversationId,
-    signal,
-    capabilities: call.needs.map((need) => need.capability),
-  });
-  const definition = models.definitionOf(models.resolveChatModelName(routed.model));
-  requireCapabilities(definition, call.needs);
-  // A client written for Claude asks for Claude's limits: the catalog's maximum caps them.
-  const maxTokens = Math.min(routed.maxTokens ?? call.maxTokens, definition.maxTokens);
-  // A turn to store is the chat module's, whatever the model: it is translated.
-  const passthrough = call.persist ? null : passthroughOf(definition);
-  if (passthrough !== null) {
-    const { version, beta } = forwardedHeaders(request.headers);
-    const passed = { body, maxTokens, version, beta, signal };
-    const id = newId('msg');
-    if (guard !== null) {
-      const errorEvent = (error: AppError): MessageEvent => ({
-        event: 'error',
-        data: anthropicErrorBody(error, request.id),
-      });
-      const events = await openGuarded<MessageEvent>(
-        async () =>
-          passedThroughEvents(
-            await passthrough.openStream(passed),
-            id,
-            definition.name,
-            request.id,
-            request.log,
-          ),
-        guard,
-        errorEvent,
-      );
-      void sendEventStream(reply, anthropicEventStream(events));
-      return;
-    }
-    const { message } = await passthrough.create(passed);
-    void reply
-      .type('application/json; charset=utf-8')
-      .send(JSON.stringify(passedThroughMessage(message, id, definition.name)));
-    return;
-  }
-  refuseUntranslatable(call, definition.name);
-  await translated(dependencies, call, definition.name, maxTokens, signal, request, reply, guard);
-}
-
-/** A translated message: the chat module's turn, answered in Anthropic's shapes. */
-async function translated(
-  { chat }: MessagesRoutesDependencies,
-  call: MessagesCall,
-  model: string,
-  maxTokens: number,
-  signal: AbortSignal,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  guard: ReturnType<typeof guardAnswer> | null,
-): Promise<void> {
-  const principal = principalOf(request);
-  const chatRequest: ChatRequest = {
-    accountId: principal.accountId,
-    apiKeyId: principal.keyId,
-    userId: call.userId,
-    conversationId: call.conversationId,
-    persist: call.persist,
-    messages: call.messages,
-    model,
-    temperature: call.temperature,
-    maxTokens,
-    maxTokensParam: 'max_tokens',
-    params: call.params,
-    signal,
-  };
-  if (guard !== null) {
-    const events = await openGuarded<ChatStreamEvent>(
-      () => chat.openStream(chatRequest),
-      guard,
-      (error) => ({ type: 'error', error }),
-    );
-    void sendEventStream(
-      reply,
-      anthropicEventStream(translatedEvents(events, request.id, request.log)),
-    );
-    return;
-  }
-  const outcome = await chat.complete(chatRequest);
-  if (outcome.conversationId !== null) {
-    void reply.header('x-conversation-id', outcome.conversationId);
-  }
-  void reply.type('application/json; charset=utf-8').send(JSON.stringify(messageBody(outcome)));
 }

@@ -1,28 +1,23 @@
 // The messages module, wired: Anthropic's dialect of the service (the Messages API over the chat
 // module's turns, or passed through to the catalog's Anthropic models), as an HTTP plugin for
 // app.ts.
-import type { CredentialWatch } from '../../auth/credential-watch.js';
 import type { ModelDefinition, SecretSource } from '../../config/config.js';
 import type { ModelCallObserver } from '../../models/model-call-observer.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { AnthropicPassthrough } from '../../models/providers/anthropic-passthrough.js';
 import { UpstreamError } from '../../models/spec.js';
-import type { ChatService } from '../chat/chat-service.js';
-import type { RoutingService } from '../routing/routing-service.js';
+import type { TurnHandler } from '../chat/turn-handler.routes.js';
+import { anthropicMessagesDialect } from './anthropic-messages-dialect.js';
 import { messagesPlugin, type MessagesPlugin } from './messages.routes.js';
 
 export interface MessagesModuleDependencies {
-  /** The chat module's service: a translated message is a stateless chat turn. */
-  readonly chat: ChatService;
+  /** The chat module's turn handler: a translated message is a chat turn, stored or stateless. */
+  readonly turns: TurnHandler;
   readonly models: ModelRegistry;
   /** Provider keys, read when a pass-through client is first built. */
   readonly secrets: SecretSource;
   /** Told of every passed-through call (the service's metrics), as the registry's models are. */
   readonly observer: ModelCallObserver;
-  /** `model: "auto"` and routing policies (the routing module's service). */
-  readonly routing: Pick<RoutingService, 'resolveChatModel'>;
-  /** Ends a stream whose key is revoked or expires. */
-  readonly credentialWatch: CredentialWatch;
   /** The chat routes' body limit (images and PDFs as base64): `chat.body_limit_bytes`. */
   readonly bodyLimit: { readonly bytes: number; readonly setting: string };
 }
@@ -34,7 +29,7 @@ export interface MessagesModule {
 }
 
 export function createMessagesModule(dependencies: MessagesModuleDependencies): MessagesModule {
-  const { chat, models, secrets, observer, routing, credentialWatch, bodyLimit } = dependencies;
+  const { turns, models, secrets, observer, bodyLimit } = dependencies;
   // One client per Anthropic model, built on its first pass-through (its key read then).
   const clients = new Map<string, AnthropicPassthrough>();
   const passthroughOf = (definition: ModelDefinition): AnthropicPassthrough | null => {
@@ -55,7 +50,12 @@ export function createMessagesModule(dependencies: MessagesModuleDependencies): 
     return client;
   };
   return {
-    plugin: messagesPlugin({ chat, routing, models, passthroughOf, credentialWatch, bodyLimit }),
+    plugin: messagesPlugin({
+      turns,
+      dialect: anthropicMessagesDialect({ models, passthroughOf }),
+      models,
+      bodyLimit,
+    }),
     // The pass-through clients hold pooled connections of the shared agents only.
     close: () => Promise.resolve(),
   };

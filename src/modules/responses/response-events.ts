@@ -1,161 +1,26 @@
-// A response of the Responses API, from the chat service's outcome or stream events: OpenAI's
-// `Response` object, the Responses event sequence (`response.created` … `response.completed`,
-// each with its `sequence_number`), and the pages of a response's input items. Plain values; the
-// request side is responses-dialect.ts.
+// A response's events, from the chat service's stream events: OpenAI's Responses event sequence
+// (`response.created` … `response.completed`, each with its `sequence_number`), and a whole answer
+// as the `Response` its stream would have ended with. Plain values; the request side is
+// responses-call.ts.
 import type { AppError } from '../../errors/app-error.js';
-import type { FinishReason, TokenUsage } from '../../models/spec.js';
 import type { ChatOutcome, ChatStreamEvent } from '../chat/chat-service.js';
-import type { InputItemResource, ResponseEcho } from './responses-dialect.js';
-
-/** A response's id, from the id of the stored answer (its message item keeps that id). */
-export function responseIdOf(messageId: string): string {
-  return `resp_${messageId.slice('msg_'.length)}`;
-}
-
-/** What a response says about itself beyond its output, fixed when it starts. */
-export interface ResponseFrame {
-  readonly id: string;
-  /** Unix seconds. */
-  readonly createdAt: number;
-  readonly model: string;
-  /** The conversation its turns are stored in (null: not stored). */
-  readonly conversationId: string | null;
-  readonly echo: ResponseEcho;
-}
-
-export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
-
-interface ResponseState {
-  readonly status: ResponseStatus;
-  readonly output: readonly Record<string, unknown>[];
-  readonly usage?: TokenUsage | undefined;
-  readonly completedAt?: number | undefined;
-  readonly incompleteReason?: 'max_output_tokens' | 'content_filter' | undefined;
-  readonly error?: { code: string; message: string } | undefined;
-}
-
-export function usageJson(usage: TokenUsage) {
-  return {
-    input_tokens: usage.promptTokens,
-    input_tokens_details: { cached_tokens: usage.cachedTokens ?? 0, cache_write_tokens: 0 },
-    output_tokens: usage.completionTokens,
-    output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
-    total_tokens: usage.promptTokens + usage.completionTokens,
-  };
-}
-
-/** OpenAI's `Response` object, in its field order. */
-export function responseBody(frame: ResponseFrame, state: ResponseState) {
-  const { echo } = frame;
-  return {
-    id: frame.id,
-    object: 'response' as const,
-    created_at: frame.createdAt,
-    status: state.status,
-    completed_at: state.completedAt ?? null,
-    error: state.error ?? null,
-    incomplete_details:
-      state.incompleteReason === undefined ? null : { reason: state.incompleteReason },
-    instructions: echo.instructions,
-    max_output_tokens: echo.max_output_tokens,
-    model: frame.model,
-    output: state.output,
-    parallel_tool_calls: echo.parallel_tool_calls,
-    previous_response_id: echo.previous_response_id,
-    reasoning: echo.reasoning,
-    store: echo.store,
-    temperature: echo.temperature,
-    text: echo.text,
-    tool_choice: echo.tool_choice,
-    tools: echo.tools,
-    top_p: echo.top_p,
-    ...(state.usage === undefined ? {} : { usage: usageJson(state.usage) }),
-    ...(echo.user === undefined ? {} : { user: echo.user }),
-    metadata: echo.metadata,
-    conversation: frame.conversationId === null ? null : { id: frame.conversationId },
-  };
-}
-
-export type ResponseObject = ReturnType<typeof responseBody>;
-
-/** A response's status, and why it is incomplete, from its finish reason. */
-function ending(reason: FinishReason): {
-  status: 'completed' | 'incomplete';
-  incompleteReason?: 'max_output_tokens' | 'content_filter';
-} {
-  if (reason === 'length') return { status: 'incomplete', incompleteReason: 'max_output_tokens' };
-  if (reason === 'content_filter') {
-    return { status: 'incomplete', incompleteReason: 'content_filter' };
-  }
-  return { status: 'completed' };
-}
-
-/** A ResponseErrorCode of OpenAI's schema for a failure. */
-function failureCode(error: AppError): string {
-  return error.code === 'rate_limit_exceeded' ? 'rate_limit_exceeded' : 'server_error';
-}
-
-type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
-
-interface MessageItem {
-  readonly kind: 'message';
-  readonly id: string;
-  readonly outputIndex: number;
-  text: string;
-  refusal: string;
-  /** Content indexes of the text and refusal parts, once opened. */
-  textIndex: number | null;
-  refusalIndex: number | null;
-  parts: number;
-  status: ItemStatus;
-}
-
-interface CallItem {
-  readonly kind: 'call';
-  readonly id: string;
-  readonly outputIndex: number;
-  /** The tool call's index in the model's stream. */
-  readonly index: number;
-  callId: string;
-  name: string;
-  arguments: string;
-  status: ItemStatus;
-}
-
-type StreamItem = MessageItem | CallItem;
-
-function itemJson(item: StreamItem): Record<string, unknown> {
-  if (item.kind === 'call') {
-    return {
-      id: item.id,
-      type: 'function_call',
-      status: item.status,
-      arguments: item.arguments,
-      call_id: item.callId,
-      name: item.name,
-    };
-  }
-  const content: Array<{ index: number; part: Record<string, unknown> }> = [];
-  if (item.textIndex !== null) content.push({ index: item.textIndex, part: textPart(item.text) });
-  if (item.refusalIndex !== null) {
-    content.push({ index: item.refusalIndex, part: refusalPart(item.refusal) });
-  }
-  return {
-    id: item.id,
-    type: 'message',
-    status: item.status,
-    content: content.sort((a, b) => a.index - b.index).map(({ part }) => part),
-    role: 'assistant',
-  };
-}
-
-function textPart(text: string) {
-  return { type: 'output_text', annotations: [], logprobs: [], text };
-}
-
-function refusalPart(refusal: string) {
-  return { type: 'refusal', refusal };
-}
+import {
+  ending,
+  failureCode,
+  responseBody,
+  responseIdOf,
+  type ResponseFrame,
+  type ResponseObject,
+} from './response-object.js';
+import {
+  itemJson,
+  refusalPart,
+  textPart,
+  type CallItem,
+  type MessageItem,
+  type StreamItem,
+} from './response-items.js';
+import type { ResponseEcho } from './responses-request.js';
 
 /**
  * One response's events, from the chat service's: OpenAI's Responses event sequence with a
@@ -199,21 +64,9 @@ export class ResponseEvents {
       out.push({ type, sequence_number: this.sequence++, ...fields });
     };
     switch (event.type) {
-      case 'start': {
-        this.messageId = event.messageId;
-        this.base = event.messageId.slice('msg_'.length);
-        this.frame = {
-          id: responseIdOf(event.messageId),
-          createdAt: this.createdAt,
-          model: event.model.name,
-          conversationId: event.conversationId,
-          echo: this.echo,
-        };
-        const started = responseBody(this.frame, { status: 'in_progress', output: [] });
-        emit('response.created', { response: started });
-        emit('response.in_progress', { response: started });
+      case 'start':
+        this.start(event, emit);
         break;
-      }
       case 'delta':
         if (event.text !== '') this.text(event.text, emit);
         break;
@@ -223,39 +76,58 @@ export class ResponseEvents {
       case 'tool-call':
         this.toolCall(event, emit);
         break;
-      case 'end': {
-        const { status, incompleteReason } = ending(event.outcome.finishReason);
-        // An answer with nothing in it is still one message, with empty text.
-        if (this.items.length === 0) this.openText(emit);
-        this.close(emit, status === 'incomplete' ? 'incomplete' : 'completed');
-        this.final = responseBody(this.requireFrame(), {
-          status,
-          output: this.items.map(itemJson),
-          usage: event.outcome.usage,
-          completedAt: Math.max(this.createdAt, Math.floor(this.now() / 1000)),
-          incompleteReason,
-        });
-        emit(status === 'completed' ? 'response.completed' : 'response.incomplete', {
-          response: this.final,
-        });
+      case 'end':
+        this.end(event.outcome, emit);
         break;
-      }
-      case 'error': {
-        const { error } = event;
-        emit('error', { code: error.code, message: error.message, param: error.param });
-        if (this.frame === null) break;
-        for (const item of this.items)
-          if (item.status === 'in_progress') item.status = 'incomplete';
-        this.final = responseBody(this.frame, {
-          status: 'failed',
-          output: this.items.map(itemJson),
-          error: { code: failureCode(error), message: error.message },
-        });
-        emit('response.failed', { response: this.final });
+      case 'error':
+        this.fail(event.error, emit);
         break;
-      }
     }
     return out;
+  }
+
+  private start(event: Extract<ChatStreamEvent, { type: 'start' }>, emit: Emit): void {
+    this.messageId = event.messageId;
+    this.base = event.messageId.slice('msg_'.length);
+    this.frame = {
+      id: responseIdOf(event.messageId),
+      createdAt: this.createdAt,
+      model: event.model.name,
+      conversationId: event.conversationId,
+      echo: this.echo,
+    };
+    const started = responseBody(this.frame, { status: 'in_progress', output: [] });
+    emit('response.created', { response: started });
+    emit('response.in_progress', { response: started });
+  }
+
+  private end(outcome: ChatOutcome, emit: Emit): void {
+    const { status, incompleteReason } = ending(outcome.finishReason);
+    // An answer with nothing in it is still one message, with empty text.
+    if (this.items.length === 0) this.openText(emit);
+    this.close(emit, status === 'incomplete' ? 'incomplete' : 'completed');
+    this.final = responseBody(this.requireFrame(), {
+      status,
+      output: this.items.map(itemJson),
+      usage: outcome.usage,
+      completedAt: Math.max(this.createdAt, Math.floor(this.now() / 1000)),
+      incompleteReason,
+    });
+    emit(status === 'completed' ? 'response.completed' : 'response.incomplete', {
+      response: this.final,
+    });
+  }
+
+  private fail(error: AppError, emit: Emit): void {
+    emit('error', { code: error.code, message: error.message, param: error.param });
+    if (this.frame === null) return;
+    for (const item of this.items) if (item.status === 'in_progress') item.status = 'incomplete';
+    this.final = responseBody(this.frame, {
+      status: 'failed',
+      output: this.items.map(itemJson),
+      error: { code: failureCode(error), message: error.message },
+    });
+    emit('response.failed', { response: this.final });
   }
 
   private requireFrame(): ResponseFrame {
@@ -439,29 +311,4 @@ export function responseOfOutcome(
   });
   events.next({ type: 'end', outcome });
   return events.final!;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Listing input items
-
-export interface ItemListQuery {
-  readonly after?: string | undefined;
-  readonly limit: number;
-  readonly order: 'asc' | 'desc';
-}
-
-/** A page of a response's input items (OpenAI's `ResponseItemList`), after the `after` item. */
-export function itemListPage(items: readonly InputItemResource[], query: ItemListQuery) {
-  const ordered = query.order === 'asc' ? [...items] : [...items].reverse();
-  const start =
-    query.after === undefined ? 0 : ordered.findIndex((item) => item.id === query.after) + 1;
-  const data = start === 0 && query.after !== undefined ? [] : ordered.slice(start);
-  const page = data.slice(0, query.limit);
-  return {
-    object: 'list' as const,
-    data: page,
-    first_id: page[0]?.id ?? '',
-    last_id: page[page.length - 1]?.id ?? '',
-    has_more: data.length > page.length,
-  };
 }

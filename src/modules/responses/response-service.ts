@@ -7,54 +7,27 @@
 // (the answer as returned, its input items), account-scoped, deleted with its conversation.
 import { AppError, NotFoundError } from '../../errors/app-error.js';
 import type { ChatTurn } from '../../models/spec.js';
-import { capabilityNeeds } from '../../models/capabilities.js';
-import type { ChatRequest, ChatService, ChatStreamEvent } from '../chat/chat-service.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
 import type { StoredMessage } from '../conversations/conversation.js';
 import { turnOfStored } from '../../models/openai-messages.js';
-import type { RoutingService } from '../routing/routing-service.js';
-import type { ChatModelRequest } from '../routing/chat-model-resolver.js';
-import {
-  itemListPage,
-  responseOfOutcome,
-  ResponseEvents,
-  type ItemListQuery,
-  type ResponseObject,
-} from './response-events.js';
-import {
-  withClientParams,
-  type InputItemResource,
-  type ResponseCall,
-} from './responses-dialect.js';
+import { itemListPage, type ItemListQuery } from './input-item-list.js';
+import type { ResponseObject } from './response-object.js';
+import type { InputItemResource, ResponseCall } from './responses-request.js';
 import type { ResponsesRepository } from './responses.repository.js';
 
 /** How many stored messages a fork (or a stateless continuation) takes as its history. */
 const historyWindow = 200;
 
 export interface ResponseServiceOptions {
-  readonly chat: Pick<ChatService, 'complete'>;
   readonly conversations: Pick<ConversationService, 'get' | 'recentHistory' | 'messages'> & {
     findMessage(accountId: string, messageId: string): Promise<StoredMessage | undefined>;
   };
-  readonly routing: Pick<RoutingService, 'resolveChatModel'>;
   readonly responses: ResponsesRepository;
-  readonly now: () => number;
 }
 
-/** Who asks: the account, the key (recorded with the stored turns), the routing policies' view. */
-export interface ResponseCaller {
+/** A response's turn: its call, whose account asks, and when it was created. */
+export interface ResponseTurn extends ResponseCall {
   readonly accountId: string;
-  readonly apiKeyId: string | null;
-  readonly routing: ChatModelRequest['caller'];
-}
-
-/** A request ready for the chat service, with what storing its response needs. */
-export interface PreparedResponse {
-  readonly call: ResponseCall;
-  readonly caller: ResponseCaller;
-  readonly chatRequest: ChatRequest;
-  /** Per turn of the chat request, the request field it came from (for error messages). */
-  readonly paths: string[];
   /** Unix seconds. */
   readonly createdAt: number;
 }
@@ -73,127 +46,50 @@ export class ResponseService {
   constructor(private readonly options: ResponseServiceOptions) {}
 
   /**
-   * The chat request of a response: its chain's conversation continued, or the history up to the
-   * previous response sent along, and its model routed (`auto`, routing policies).
+   * The turn continued from its chain: the chain's conversation when `previous_response_id` names
+   * its latest response (and the turn is stored), else the history up to that response sent along.
    */
-  async prepare(
-    call: ResponseCall,
-    caller: ResponseCaller,
-    signal: AbortSignal,
-  ): Promise<PreparedResponse> {
-    const { conversations, responses, routing, now } = this.options;
-    const createdAt = Math.floor(now() / 1000);
-    let conversationId = call.conversationId;
-    let history: ChatTurn[] = [];
-    if (call.previousResponseId !== null) {
-      const previous = await responses.find(caller.accountId, call.previousResponseId);
-      if (previous === undefined) throw previousNotFound(call.previousResponseId);
-      const conversation = await conversations.get(caller.accountId, previous.conversationId);
-      const [latest] = await conversations.recentHistory(conversation, 1);
-      if (call.store && latest?.id === previous.messageId) conversationId = conversation.id;
-      else
-        history = await this.historyUpTo(
-          caller.accountId,
-          previous.conversationId,
-          previous.messageId,
-        );
+  async continued(turn: ResponseTurn): Promise<ResponseTurn> {
+    if (turn.previousResponseId === null) return turn;
+    const { conversations, responses } = this.options;
+    const previous = await responses.find(turn.accountId, turn.previousResponseId);
+    if (previous === undefined) throw previousNotFound(turn.previousResponseId);
+    const conversation = await conversations.get(turn.accountId, previous.conversationId);
+    const [latest] = await conversations.recentHistory(conversation, 1);
+    if (turn.persist && latest?.id === previous.messageId) {
+      return { ...turn, conversationId: conversation.id };
     }
-    const messages = [...history, ...call.turns];
-    const paths = [...history.map(() => 'previous_response_id'), ...call.paths];
-    try {
-      const routed = await routing.resolveChatModel({
-        caller: caller.routing,
-        requestedModel: call.requestedModel,
-        messages,
-        maxTokens: call.maxTokens,
-        conversationId,
-        signal,
-        capabilities: capabilityNeeds(messages, call.params).map((need) => need.capability),
-      });
-      return {
-        call,
-        caller,
-        paths,
-        createdAt,
-        chatRequest: {
-          accountId: caller.accountId,
-          apiKeyId: caller.apiKeyId,
-          userId: call.userId,
-          conversationId,
-          persist: call.store,
-          messages,
-          model: routed.model,
-          temperature: call.temperature,
-          maxTokens: routed.maxTokens,
-          maxTokensParam: 'max_output_tokens',
-          params: call.params,
-          signal,
-        },
-      };
-    } catch (error) {
-      throw withClientParams(error, paths);
-    }
-  }
-
-  /** A whole answer as a Response, stored unless `store: false`. */
-  async complete(prepared: PreparedResponse): Promise<ResponseObject> {
-    let outcome;
-    try {
-      outcome = await this.options.chat.complete(prepared.chatRequest);
-    } catch (error) {
-      throw withClientParams(error, prepared.paths);
-    }
-    const response = responseOfOutcome(
-      prepared.call.echo,
-      prepared.createdAt,
-      outcome,
-      this.options.now,
+    const history = await this.historyUpTo(
+      turn.accountId,
+      previous.conversationId,
+      previous.messageId,
     );
-    if (outcome.conversationId !== null) {
-      await this.store(prepared, response, outcome.conversationId, outcome.messageId);
-    }
-    return response;
+    return {
+      ...turn,
+      messages: [...history, ...turn.messages],
+      paths: [...history.map(() => 'previous_response_id'), ...turn.paths],
+    };
   }
 
-  /**
-   * The Responses events of a streamed answer, stored (unless `store: false`) before its last
-   * event. `onFailure` hears of each failure the stream reports (for the log).
-   */
-  async *events(
-    prepared: PreparedResponse,
-    answer: AsyncIterable<ChatStreamEvent>,
-    onFailure: (error: AppError) => void,
-  ): AsyncGenerator<Record<string, unknown>> {
-    const state = new ResponseEvents(prepared.call.echo, prepared.createdAt, this.options.now);
-    for await (const event of answer) {
-      if (event.type === 'error') {
-        const error = withClientParams(event.error, prepared.paths) as AppError;
-        onFailure(error);
-        yield* state.next({ type: 'error', error });
-        return;
-      }
-      let out = state.next(event);
-      if (event.type === 'end') {
-        const { conversationId, messageId } = event.outcome;
-        if (conversationId !== null) {
-          try {
-            await this.store(prepared, state.final!, conversationId, messageId);
-          } catch (cause) {
-            const error = new AppError(
-              'internal_error',
-              'The response was answered but could not be stored. The failure was logged.',
-              { cause },
-            );
-            onFailure(error);
-            // Its last event (`response.completed`) is not sent: the response failed.
-            out = [...out.slice(0, -1), ...state.next({ type: 'error', error })];
-          }
-        }
-        yield* out;
-        return;
-      }
-      yield* out;
-    }
+  /** Keeps an answered response (its body as returned, its input items) for reading and chains. */
+  async store(
+    turn: ResponseTurn,
+    response: ResponseObject,
+    conversationId: string,
+    messageId: string,
+  ): Promise<void> {
+    await this.options.responses.insert({
+      id: response.id,
+      accountId: turn.accountId,
+      conversationId,
+      messageId,
+      previousResponseId: turn.previousResponseId,
+      model: response.model,
+      status: response.status,
+      createdAt: new Date(turn.createdAt * 1000).toISOString(),
+      body: JSON.stringify(response),
+      inputItems: JSON.stringify(turn.inputItems),
+    });
   }
 
   /** The stored Response object, as JSON text (as it was returned). */
@@ -219,26 +115,6 @@ export class ResponseService {
     const stored = await this.options.responses.find(accountId, id);
     if (stored === undefined) throw new NotFoundError('Response', id);
     return itemListPage(JSON.parse(stored.inputItems) as InputItemResource[], query);
-  }
-
-  private async store(
-    prepared: PreparedResponse,
-    response: ResponseObject,
-    conversationId: string,
-    messageId: string,
-  ): Promise<void> {
-    await this.options.responses.insert({
-      id: response.id,
-      accountId: prepared.caller.accountId,
-      conversationId,
-      messageId,
-      previousResponseId: prepared.call.previousResponseId,
-      model: response.model,
-      status: response.status,
-      createdAt: new Date(prepared.createdAt * 1000).toISOString(),
-      body: JSON.stringify(response),
-      inputItems: JSON.stringify(prepared.call.inputItems),
-    });
   }
 
   /**

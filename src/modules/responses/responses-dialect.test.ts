@@ -1,340 +1,168 @@
-import { describe, expect, it } from 'vitest';
-import { AppError, InvalidParameterError } from '../../errors/app-error.js';
-import type { ModelDefinition } from '../../config/config.js';
-import type { ChatOutcome, ChatStreamEvent } from '../chat/chat-service.js';
-import { itemListPage, responseOfOutcome, ResponseEvents } from './response-events.js';
-import { responseCallOf, withClientParams, type InputItemResource } from './responses-dialect.js';
+// The Responses dialect's stream, on every dialect, with a real chat turn from the fake upstream: a
+// stored response is written before its last event (and reads back as that event's response), a
+// `previous_response_id` naming the chain's latest response continues its conversation, and a
+// response that cannot be stored ends `response.failed` instead of `response.completed`.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allDialects, type DialectUnderTest } from '../../../test/support/dialects.js';
+import { TestClock } from '../../../test/support/unit/clock.js';
+import { appErrorOf } from '../../../test/support/unit/errors.js';
+import {
+  fakeUpstreamForFile,
+  openChatStack,
+  type ChatStack,
+} from '../../../test/support/unit/models.js';
+import { insertAccount } from '../../../test/support/unit/storage.js';
+import type { AppError } from '../../errors/app-error.js';
+import type { Account } from '../accounts/account.js';
+import type { Principal } from '../accounts/authenticator.js';
+import { ChatService, type ChatStreamEvent } from '../chat/chat-service.js';
+import type { ServerSentEvent, TurnContext } from '../chat/turn-dialect.js';
+import { ResponseService, type ResponseTurn } from './response-service.js';
+import { responsesDialect } from './responses-dialect.js';
+import type { ResponseRequestBody } from './responses-request.js';
+import { ResponsesRepository } from './responses.repository.js';
 
-const model = { name: 'm' } as ModelDefinition;
-const echo = responseCallOf({ input: 'x' }).echo;
+const upstream = fakeUpstreamForFile();
 
-function outcome(fields: Partial<ChatOutcome>): ChatOutcome {
+const clock = new TestClock();
+
+/** One dialect's storage, the chat service over the fake upstream, the responses, an account. */
+interface Fixture {
+  readonly stack: ChatStack;
+  readonly chat: ChatService;
+  readonly responses: ResponseService;
+  readonly account: Account;
+}
+
+async function openFixture(dialect: DialectUnderTest): Promise<Fixture> {
+  const stack = await openChatStack(dialect, upstream(), clock);
   return {
-    text: '',
-    finishReason: 'stop',
-    usage: { promptTokens: 3, completionTokens: 2 },
-    model,
-    conversationId: null,
-    messageId: 'msg_abc',
-    latencyMs: 1,
-    ...fields,
+    stack,
+    chat: new ChatService({ models: stack.models, conversations: stack.conversations }),
+    responses: new ResponseService({
+      conversations: stack.conversations,
+      responses: new ResponsesRepository(stack.unit.storage.db),
+    }),
+    account: await insertAccount(stack.unit.storage),
   };
 }
 
-describe('reading a Responses request', () => {
-  it('reads text input as one user turn, instructions as the system turn', () => {
-    const call = responseCallOf({ input: 'Hi', instructions: 'Be brief.' });
-    expect(call.turns).toEqual([
-      { role: 'system', content: 'Be brief.' },
-      { role: 'user', content: 'Hi' },
-    ]);
-    expect(call.paths).toEqual(['instructions', 'input']);
-    expect(call.store).toBe(true);
-    expect(call.params).toEqual({});
-  });
+function contextOf({ account }: Fixture): TurnContext {
+  const caller: Principal = {
+    keyId: 'key_1',
+    accountId: account.id,
+    accountKind: 'member',
+    scopes: ['chat:write'],
+    tier: 'default',
+    accountTier: null,
+  };
+  return { requestId: 'req_1', caller, headers: {} };
+}
 
-  it('joins an assistant message and the function calls after it into one turn', () => {
-    const call = responseCallOf({
-      input: [
-        { role: 'developer', content: 'Rules.' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Go' }] },
-        { type: 'reasoning', id: 'rs_1', summary: [] },
-        {
-          role: 'assistant',
-          content: [{ type: 'output_text', text: 'Calling.', annotations: [] }],
-        },
-        { type: 'function_call', call_id: 'c1', name: 'a', arguments: '{}' },
-        { type: 'function_call', call_id: 'c2', name: 'b', arguments: '{"x":1}' },
-        { type: 'function_call_output', call_id: 'c1', output: 'one' },
-        {
-          type: 'function_call_output',
-          call_id: 'c2',
-          output: [
-            { type: 'input_text', text: 't' },
-            { type: 'input_text', text: 'wo' },
-          ],
-        },
-      ],
-    });
-    expect(call.turns).toEqual([
-      { role: 'system', content: 'Rules.' },
-      { role: 'user', content: 'Go' },
-      {
-        role: 'assistant',
-        content: 'Calling.',
-        toolCalls: [
-          { id: 'c1', type: 'function', function: { name: 'a', arguments: '{}' } },
-          { id: 'c2', type: 'function', function: { name: 'b', arguments: '{"x":1}' } },
-        ],
-      },
-      { role: 'tool', content: 'one', toolCallId: 'c1' },
-      { role: 'tool', content: 'two', toolCallId: 'c2' },
-    ]);
-    expect(call.paths).toEqual(['input[0]', 'input[1]', 'input[3]', 'input[6]', 'input[7]']);
-    // The reasoning item is skipped; every other item is listed, with an id.
-    expect(call.inputItems.map((item) => [item.type, item.role ?? null])).toEqual([
-      ['message', 'developer'],
-      ['message', 'user'],
-      ['message', 'assistant'],
-      ['function_call', null],
-      ['function_call', null],
-      ['function_call_output', null],
-      ['function_call_output', null],
-    ]);
-    expect(call.inputItems.every((item) => item.id.length > 3)).toBe(true);
-  });
+/** The turn a body asks for, continued from its chain as the turn handler does. */
+async function turnOf(fixture: Fixture, body: ResponseRequestBody): Promise<ResponseTurn> {
+  const dialect = responsesDialect(fixture.responses, clock.now);
+  const read = dialect.callOf(body, contextOf(fixture));
+  return dialect.prepare!(read, contextOf(fixture), new AbortController().signal);
+}
 
-  it('maps tools, tool_choice, text.format and reasoning to Chat Completions parameters', () => {
-    const call = responseCallOf({
-      input: 'x',
-      tools: [{ type: 'function', name: 'f', parameters: { type: 'object' }, strict: true }],
-      tool_choice: { type: 'function', name: 'f' },
-      parallel_tool_calls: false,
-      text: { format: { type: 'json_schema', name: 'r', schema: { type: 'object' } } },
-      reasoning: { effort: 'low' },
-      top_p: 0.5,
-      user: 'u1',
-      metadata: { a: 'b' },
-    });
-    expect(call.params).toEqual({
-      tools: [
-        { type: 'function', function: { name: 'f', parameters: { type: 'object' }, strict: true } },
-      ],
-      tool_choice: { type: 'function', function: { name: 'f' } },
-      parallel_tool_calls: false,
-      response_format: {
-        type: 'json_schema',
-        json_schema: { name: 'r', schema: { type: 'object' } },
-      },
-      top_p: 0.5,
-      reasoning_effort: 'low',
-      user: 'u1',
-    });
-    expect(call.echo.tools).toEqual([
-      {
-        type: 'function',
-        name: 'f',
-        description: null,
-        parameters: { type: 'object' },
-        strict: true,
-      },
-    ]);
-    // `auto` without tools is dropped (Chat Completions upstreams refuse it); `required` is not.
-    expect(responseCallOf({ input: 'x', tool_choice: 'auto' }).params).toEqual({});
-    expect(() => responseCallOf({ input: 'x', tool_choice: 'required' })).toThrow(
-      InvalidParameterError,
+/** The dialect's events for `events`, up to the batch that ends the stream. */
+async function streamed(
+  fixture: Fixture,
+  turn: ResponseTurn,
+  events: AsyncIterable<ChatStreamEvent> | Iterable<ChatStreamEvent>,
+) {
+  const failures: AppError[] = [];
+  const mapping = responsesDialect(fixture.responses, clock.now).stream(turn, (error) => {
+    failures.push(error);
+  });
+  const out: ServerSentEvent[] = [];
+  for await (const event of events) {
+    const batch = await mapping.next(event);
+    out.push(...batch.events);
+    if (batch.last) break;
+  }
+  return { events: out, failures };
+}
+
+/** The chat service's stream of a turn, as the turn handler opens it. */
+function chatStream({ chat, account }: Fixture, turn: ResponseTurn) {
+  return chat.openStream({
+    accountId: account.id,
+    apiKeyId: null,
+    userId: turn.userId,
+    conversationId: turn.conversationId,
+    persist: turn.persist,
+    messages: turn.messages,
+    model: undefined,
+    temperature: undefined,
+    maxTokens: undefined,
+    signal: new AbortController().signal,
+  });
+}
+
+const data = (event: ServerSentEvent) => event.data as Record<string, unknown>;
+
+describe.each(allDialects)('the Responses dialect on $name', (dialect) => {
+  let fixture: Fixture;
+  beforeAll(async () => {
+    fixture = await openFixture(dialect);
+  });
+  afterAll(() => fixture.stack.close());
+
+  it('stores a streamed response before its last event, which it reads back as', async () => {
+    upstream().enqueue({ kind: 'reply', chunks: ['Hel', 'lo'] });
+    const turn = await turnOf(fixture, { input: 'Hi', stream: true });
+    const { events, failures } = await streamed(fixture, turn, await chatStream(fixture, turn));
+    expect(failures).toEqual([]);
+    expect(events.every((event) => event.event === data(event).type)).toBe(true);
+    const last = data(events.at(-1)!);
+    expect(last.type).toBe('response.completed');
+    const response = last.response as { id: string; conversation: { id: string } };
+    expect(JSON.parse(await fixture.responses.get(fixture.account.id, response.id))).toEqual(
+      response,
     );
+
+    // The chain's latest response continues its conversation (no history sent along).
+    upstream().enqueue({ kind: 'reply', chunks: ['Again'] });
+    const next = await turnOf(fixture, {
+      input: 'More',
+      stream: true,
+      previous_response_id: response.id,
+    });
+    expect(next.conversationId).toBe(response.conversation.id);
+    expect(next.messages).toEqual([{ role: 'user', content: 'More' }]);
+    const continued = await streamed(fixture, next, await chatStream(fixture, next));
+    expect(data(continued.events.at(-1)!).type).toBe('response.completed');
   });
 
-  it.each([
-    [{ tools: [{ type: 'file_search' }] }, 'tools[0].type'],
-    [{ tools: [{ type: 'function', name: 'bad name' }] }, 'tools[0].name'],
-    [{ tool_choice: { type: 'web_search_preview' } }, 'tool_choice.type'],
-    [{ text: { format: { type: 'json_schema', name: 'r' } } }, 'text.format.schema'],
-    [{ input: [{ role: 'tool', content: 'x' }] }, 'input[0].role'],
-    [
-      {
-        input: [
-          { role: 'system', content: [{ type: 'input_image', image_url: 'https://a/b.png' }] },
-        ],
-      },
-      'input[0].content[0].type',
-    ],
-    [
-      { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://a' }] }] },
-      'input[0].content[0].image_url',
-    ],
-    [
-      { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] },
-      'input[0].content[0].file_data',
-    ],
-    [{ input: [{ type: 'function_call', name: 'f' }] }, 'input[0].call_id'],
-    [
-      {
-        input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image' }] }],
-      },
-      'input[0].output[0].type',
-    ],
-    [{ input: [{ type: 'computer_call' }] }, 'input[0].type'],
-    [{ previous_response_id: 'resp_1', conversation: 'conv_1' }, 'conversation'],
-    [{ conversation: { id: 'conv_1' }, store: false }, 'store'],
-    [{ metadata: { constructor: 'x' } }, 'metadata.constructor'],
-  ])('refuses %j naming %s', (fields, param) => {
-    try {
-      responseCallOf({ input: 'x', ...(fields as Record<string, unknown>) });
-      expect.unreachable();
-    } catch (error) {
-      expect(error).toBeInstanceOf(AppError);
-      expect((error as AppError).param).toBe(param);
+  it('ends failed, not completed, when the answered response cannot be stored', async () => {
+    const turn = await turnOf(fixture, { input: 'Hi', stream: true });
+    const model = fixture.stack.models.definitionOf('unit-chat');
+    // A conversation that does not exist: the database refuses the response's row.
+    function* answered(): Generator<ChatStreamEvent> {
+      yield { type: 'start', conversationId: 'conv_missing', messageId: 'msg_lost', model };
+      yield { type: 'delta', text: 'Hello' };
+      yield {
+        type: 'end',
+        outcome: {
+          text: 'Hello',
+          finishReason: 'stop',
+          usage: { promptTokens: 3, completionTokens: 1 },
+          model,
+          conversationId: 'conv_missing',
+          messageId: 'msg_lost',
+          latencyMs: 1,
+        },
+      };
     }
-  });
-});
-
-describe("the chat service's errors in the client's names", () => {
-  const paths = ['instructions', 'input[0]', 'input[2]'];
-  it.each([
-    ['messages[2].content[1]', 'input[2].content[1]'],
-    ['messages[2].content[0].image_url.url', 'input[2].content[0].image_url'],
-    ['messages[1].tool_call_id', 'input[0].call_id'],
-    ['response_format', 'text.format'],
-    ['reasoning_effort', 'reasoning.effort'],
-    ['tools[3].function.parameters', 'tools[3].parameters'],
-    ['tool_choice.function.name', 'tool_choice.name'],
-    ['messages', 'input'],
-  ])('%s becomes %s', (param, renamed) => {
-    const error = withClientParams(
-      new InvalidParameterError(param, `'${param}' is wrong.`),
-      paths,
-    ) as AppError;
-    expect(error.param).toBe(renamed);
-    expect(error.message).toBe(`'${renamed}' is wrong.`);
-    expect(error.code).toBe('invalid_parameter');
-  });
-
-  it('leaves other errors alone', () => {
-    const error = new InvalidParameterError('temperature', 'x');
-    expect(withClientParams(error, paths)).toBe(error);
-    const plain = new Error('x');
-    expect(withClientParams(plain, paths)).toBe(plain);
-  });
-});
-
-describe('a Response and its events', () => {
-  it('is a message for text, function calls after it, with ids from the answer', () => {
-    const response = responseOfOutcome(
-      echo,
-      100,
-      outcome({
-        text: 'Let me check.',
-        finishReason: 'tool_calls',
-        toolCalls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
-      }),
-      () => 101_000,
+    const { events, failures } = await streamed(fixture, turn, answered());
+    expect(failures.map((failure) => failure.code)).toEqual(['internal_error']);
+    const types = events.map((event) => data(event).type);
+    expect(types).not.toContain('response.completed');
+    expect(types.slice(-2)).toEqual(['error', 'response.failed']);
+    expect((await appErrorOf(fixture.responses.get(fixture.account.id, 'resp_lost'))).status).toBe(
+      404,
     );
-    expect(response).toMatchObject({
-      id: 'resp_abc',
-      created_at: 100,
-      completed_at: 101,
-      status: 'completed',
-      output: [
-        {
-          id: 'msg_abc',
-          type: 'message',
-          content: [{ type: 'output_text', text: 'Let me check.' }],
-        },
-        { id: 'fc_abc_0', type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
-      ],
-      usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
-      conversation: null,
-    });
-  });
-
-  it('is incomplete when the token limit cut it, with a refusal part when the model refused', () => {
-    const response = responseOfOutcome(
-      echo,
-      1,
-      outcome({ text: 'Partial', refusal: 'No.', finishReason: 'length' }),
-    );
-    expect(response).toMatchObject({
-      status: 'incomplete',
-      incomplete_details: { reason: 'max_output_tokens' },
-      output: [
-        {
-          status: 'incomplete',
-          content: [
-            { type: 'output_text', text: 'Partial' },
-            { type: 'refusal', refusal: 'No.' },
-          ],
-        },
-      ],
-    });
-  });
-
-  it('streams text after a function call as a second message item, every event numbered', () => {
-    const events = new ResponseEvents(echo, 1, () => 2000);
-    const script: ChatStreamEvent[] = [
-      { type: 'start', conversationId: 'conv_1', messageId: 'msg_xyz', model },
-      { type: 'tool-call', index: 0, id: 'c1', name: 'f', arguments: '' },
-      { type: 'tool-call', index: 0, arguments: '{"a":' },
-      { type: 'tool-call', index: 0, arguments: '1}' },
-      { type: 'delta', text: 'Done' },
-      { type: 'end', outcome: outcome({ text: 'Done', messageId: 'msg_xyz' }) },
-    ];
-    const all = script.flatMap((event) => events.next(event));
-    expect(all.map((event) => event.sequence_number)).toEqual(all.map((_, index) => index));
-    expect(all.map((event) => event.type)).toEqual([
-      'response.created',
-      'response.in_progress',
-      'response.output_item.added',
-      'response.function_call_arguments.delta',
-      'response.function_call_arguments.delta',
-      'response.function_call_arguments.done',
-      'response.output_item.done',
-      'response.output_item.added',
-      'response.content_part.added',
-      'response.output_text.delta',
-      'response.output_text.done',
-      'response.content_part.done',
-      'response.output_item.done',
-      'response.completed',
-    ]);
-    expect(events.final?.output).toEqual([
-      {
-        id: 'fc_xyz_0',
-        type: 'function_call',
-        status: 'completed',
-        arguments: '{"a":1}',
-        call_id: 'c1',
-        name: 'f',
-      },
-      {
-        id: 'msg_xyz',
-        type: 'message',
-        status: 'completed',
-        content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Done' }],
-        role: 'assistant',
-      },
-    ]);
-    expect(events.final?.conversation).toEqual({ id: 'conv_1' });
-  });
-
-  it('ends a failed stream with an error event and response.failed', () => {
-    const events = new ResponseEvents(echo, 1);
-    events.next({ type: 'start', conversationId: null, messageId: 'msg_q', model });
-    events.next({ type: 'delta', text: 'Hal' });
-    const failure = new AppError('upstream_error', 'The model failed.');
-    expect(events.next({ type: 'error', error: failure })).toMatchObject([
-      { type: 'error', code: 'upstream_error', message: 'The model failed.', param: null },
-      {
-        type: 'response.failed',
-        response: {
-          status: 'failed',
-          error: { code: 'server_error', message: 'The model failed.' },
-          output: [{ status: 'incomplete', content: [{ text: 'Hal' }] }],
-        },
-      },
-    ]);
-  });
-});
-
-describe('a page of input items', () => {
-  const items: InputItemResource[] = ['a', 'b', 'c'].map((id) => ({ id, type: 'message' }));
-  it('lists newest first, and pages after an id', () => {
-    expect(itemListPage(items, { limit: 2, order: 'desc' })).toEqual({
-      object: 'list',
-      data: [items[2], items[1]],
-      first_id: 'c',
-      last_id: 'b',
-      has_more: true,
-    });
-    expect(itemListPage(items, { limit: 2, order: 'desc', after: 'b' })).toMatchObject({
-      data: [items[0]],
-      has_more: false,
-    });
-    expect(itemListPage(items, { limit: 5, order: 'asc', after: 'nope' })).toMatchObject({
-      data: [],
-      first_id: '',
-      has_more: false,
-    });
   });
 });

@@ -1,24 +1,17 @@
 // POST /v1/responses, GET and DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items:
 // OpenAI's Responses API over every chat model of the catalog, so that OpenAI's SDKs and the
-// Agents SDK work against the platform unchanged. The translation is responses-dialect.ts, the
-// chains and storage response-service.ts; this is the HTTP side, as one Fastify plugin.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+// Agents SDK work against the platform unchanged. POST is answered by the chat module's turn
+// handler in the Responses dialect (responses-dialect.ts), the chains and storage are
+// response-service.ts; this is the HTTP side, as one Fastify plugin.
+import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
-import type { CredentialWatch } from '../../auth/credential-watch.js';
 import { access } from '../../auth/scopes.js';
 import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
-import {
-  clientGoneSignal,
-  guardAnswer,
-  logStreamFailure,
-  openGuarded,
-  sendEventStream,
-} from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';
-import { Readable } from 'node:stream';
-import type { ChatService, ChatStreamEvent } from '../chat/chat-service.js';
-import { responseCallOf, withClientParams, type ResponseRequestBody } from './responses-dialect.js';
-import type { PreparedResponse, ResponseService } from './response-service.js';
+import type { TurnDialect } from '../chat/turn-dialect.js';
+import type { TurnHandler } from '../chat/turn-handler.routes.js';
+import type { ResponseService, ResponseTurn } from './response-service.js';
+import type { ResponseRequestBody } from './responses-request.js';
 import {
   CreateResponseSchema,
   DeletedResponseSchema,
@@ -31,11 +24,11 @@ import {
 export type ResponsesPlugin = FeaturePlugin;
 
 export interface ResponsesRoutesDependencies {
+  /** Stored responses: read, deleted, their input items listed. */
   readonly responses: ResponseService;
-  /** Streams are opened here, under the key's watch; whole answers go through the service. */
-  readonly chat: Pick<ChatService, 'openStream'>;
-  /** Ends a stream whose key is revoked or expires. */
-  readonly credentialWatch: CredentialWatch;
+  /** The chat module's turn handler, which answers POST /v1/responses in `dialect`. */
+  readonly turns: TurnHandler;
+  readonly dialect: TurnDialect<ResponseRequestBody, ResponseTurn>;
   /** The chat routes' body limit (images as data URLs), and the setting that raises it. */
   readonly bodyLimit: { readonly bytes: number; readonly setting: string };
 }
@@ -44,16 +37,6 @@ export function responsesPlugin(dependencies: ResponsesRoutesDependencies): Resp
   return featurePlugin('responses', (app) => {
     responsesRoutes(app, dependencies);
   });
-}
-
-/** Server-Sent Events as OpenAI sends the Responses stream: `event: <type>` and its JSON. */
-function namedEvents(events: AsyncIterable<Record<string, unknown>>): Readable {
-  async function* frames(): AsyncGenerator<string> {
-    for await (const event of events) {
-      yield `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
-    }
-  }
-  return Readable.from(frames(), { objectMode: false });
 }
 
 /** A JSON body written as it is (a stored response is returned byte for byte). */
@@ -65,7 +48,12 @@ const readDescription =
   "Needs `chat:read` as well as `chat:write`. Another account's response, an unknown id, a response created with `store: false` or deleted answers 404.";
 
 function responsesRoutes(app: App, dependencies: ResponsesRoutesDependencies): void {
-  const { responses } = dependencies;
+  createRoute(app, dependencies);
+  storedRoutes(app, dependencies.responses);
+}
+
+/** POST /v1/responses: a turn of the chat module's turn handler, in the Responses dialect. */
+function createRoute(app: App, dependencies: ResponsesRoutesDependencies): void {
   app.post(
     '/v1/responses',
     {
@@ -93,11 +81,15 @@ function responsesRoutes(app: App, dependencies: ResponsesRoutesDependencies): v
       },
     },
     async (request, reply) => {
-      await create(dependencies, request.body as ResponseRequestBody, request, reply);
+      const { turns, dialect } = dependencies;
+      await turns.answer(dialect, request.body as ResponseRequestBody, request, reply);
       return reply;
     },
   );
+}
 
+/** The stored responses: read, deleted, their input items listed. */
+function storedRoutes(app: App, responses: ResponseService): void {
   app.get(
     '/v1/responses/:response_id',
     {
@@ -157,47 +149,5 @@ function responsesRoutes(app: App, dependencies: ResponsesRoutesDependencies): v
       );
       return sendJson(reply, JSON.stringify(page));
     },
-  );
-}
-
-/** One response: prepared (routed, its chain read), then answered whole or streamed. */
-async function create(
-  { responses, chat, credentialWatch }: ResponsesRoutesDependencies,
-  body: ResponseRequestBody,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<void> {
-  const principal = principalOf(request);
-  const call = responseCallOf(body);
-  // A stream also ends when its key is revoked or expires (an error event, then response.failed).
-  const guard = call.stream ? guardAnswer(reply, credentialWatch, principal) : null;
-  const signal = guard?.signal ?? clientGoneSignal(reply);
-  const prepared: PreparedResponse = await responses.prepare(
-    call,
-    { accountId: principal.accountId, apiKeyId: principal.keyId, routing: principal },
-    signal,
-  );
-  if (guard === null) {
-    const response = await responses.complete(prepared);
-    void sendJson(reply, JSON.stringify(response));
-    return;
-  }
-  let events: AsyncGenerator<ChatStreamEvent>;
-  try {
-    events = await openGuarded<ChatStreamEvent>(
-      () => chat.openStream(prepared.chatRequest),
-      guard,
-      (error) => ({ type: 'error', error }),
-    );
-  } catch (error) {
-    throw withClientParams(error, prepared.paths);
-  }
-  void sendEventStream(
-    reply,
-    namedEvents(
-      responses.events(prepared, events, (error) => {
-        logStreamFailure(request.log, error);
-      }),
-    ),
   );
 }
