@@ -9,14 +9,14 @@ import { RetriesExhaustedError } from './retry.js';
 const upstreamFailure = (cause: unknown) =>
   new UpstreamError('upstream_error', 'The provider failed.', { cause });
 
-describe('CallLimits', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
+describe('CallLimits: which limit fired', () => {
   it('says the total timeout fired, and aborts its signal with a TimeoutError', () => {
     const limits = new CallLimits(new AbortController().signal, 1000, 300);
     const { signal } = limits;
@@ -51,7 +51,9 @@ describe('CallLimits', () => {
     );
     limits.dispose();
   });
+});
 
+describe('CallLimits: waits, hang-ups and the signal', () => {
   it('does not count the wait between retries as the upstream’s silence', async () => {
     const limits = new CallLimits(new AbortController().signal, 10_000, 300);
     vi.advanceTimersByTime(200);

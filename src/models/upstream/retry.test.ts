@@ -92,7 +92,9 @@ describe('withRetries', () => {
     );
     limits.dispose();
   });
+});
 
+describe('withRetries, stopped', () => {
   it('stops waiting when the client leaves, and says so', async () => {
     const controller = new AbortController();
     const limits = open(controller.signal);
