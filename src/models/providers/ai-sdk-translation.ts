@@ -4,8 +4,8 @@
 // every parameter it cannot honour refused before any upstream call (400 naming it), the rest
 // mapped to call options and provider options; tools, tool_choice and response_format; and the
 // SDK's warnings that a parameter was dropped after all turned into the same refusal. The prompt
-// is ./ai-sdk-prompt.ts, the answers ./ai-sdk-results.ts. docs/fragments/vendors.md has the table
-// per provider.
+// is ./ai-sdk-prompt.ts, the answers ./ai-sdk-results.ts. docs/message-model.md has
+// the table per provider for readers.
 import type {
   JSONSchema7,
   LanguageModelV3CallOptions,

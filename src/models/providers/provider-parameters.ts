@@ -5,7 +5,8 @@
 // upstream call: ./ai-sdk-translation.ts); a parameter its table does not list is ignored (user,
 // metadata, store, service_tier, unknown fields). Also what each takes as input (audio, files) and
 // how it is asked for JSON. OpenAI and OpenAI-compatible upstreams are not here: the lean client
-// passes their parameters through unchanged (./openai-compatible-wire.ts).
+// passes their parameters through unchanged (./openai-compatible-wire.ts). docs/message-model.md
+// has the same table for readers: change both together.
 import type {
   JSONSchema7,
   LanguageModelV3CallOptions,
