@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RemoteModelDefinition } from '../src/config/config.js';
 import { InvalidParameterError } from '../src/errors/app-error.js';
 import { BpeTokenCounter } from '../src/models/bpe-token-counter.js';
-import type { ImageFetcher } from '../src/models/providers/ai-sdk-translation.js';
+import type { ImageFetcher } from '../src/models/providers/ai-sdk-target.js';
 import { imageFetcher } from '../src/models/providers/fetched-images.js';
 import { createRemoteChatModel } from '../src/models/providers/remote-models.js';
 import {

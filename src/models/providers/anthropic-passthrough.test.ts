@@ -4,7 +4,7 @@
 import { APICallError, JSONParseError } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { AnthropicEventReader, refusalOf, usageOfCounts } from './anthropic-passthrough.js';
-import { RetriesExhaustedError } from './retry.js';
+import { RetriesExhaustedError } from '../upstream/retry.js';
 
 const apiError = (status: number, body: string) =>
   new APICallError({

@@ -3,7 +3,7 @@
 // (capped at the catalog's maximum) rewritten — and the answer or its events handed back as they
 // came, parsed but not translated. The same lean path as OpenAI-compatible upstreams: the pooled
 // keep-alive connection, its retries and time limits (./openai-compatible-connection.ts,
-// ./call-limits.ts), and failures mapped to the contract's errors as every provider's are
+// ../upstream/), and failures mapped to the contract's errors as every provider's are
 // (describeUpstreamFailure), but for a 400 of Anthropic's, whose message is about the client's
 // own body and is relayed. Each call is reported to the model-call observer (the metrics) with
 // the usage Anthropic metered, as the registry's models are.
@@ -13,11 +13,11 @@ import type { RemoteModelDefinition } from '../../config/config.js';
 import { AppError } from '../../errors/app-error.js';
 import type { ModelCallObserver, ModelCallRecord } from '../model-call-observer.js';
 import { RequestAbortedError, UpstreamError, type TokenUsage } from '../spec.js';
-import { describeUpstreamFailure } from './ai-sdk-chat-model.js';
-import { CallLimits } from './call-limits.js';
+import { CallLimits } from '../upstream/call-limits.js';
+import { RetriesExhaustedError } from '../upstream/retry.js';
 import { UpstreamConnection } from './openai-compatible-connection.js';
 import { SseLines } from './sse-lines.js';
-import { RetriesExhaustedError } from './retry.js';
+import { describeUpstreamFailure } from './upstream-failure.js';
 
 /** Where provider `anthropic` is reached when its definition names no base URL. */
 export const anthropicBaseUrl = 'https://api.anthropic.com/v1';

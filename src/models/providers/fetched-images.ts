@@ -9,7 +9,7 @@ import {
   WebFetchError,
   type SafeFetchOptions,
 } from '../../net/safe-fetch.js';
-import type { ImageFetcher } from './ai-sdk-translation.js';
+import type { ImageFetcher } from './ai-sdk-target.js';
 
 /** The largest image fetched for a provider. */
 export const maxFetchedImageBytes = 10 * 1024 * 1024;

@@ -7,11 +7,11 @@
 // their deltas come), logprobs, finish reason, usage and system fingerprint picked out and the
 // shape checked by hand. A response schema is OpenAI's `response_format` (json_schema where the
 // server supports it, else JSON mode): there is no second client for these providers. Failures
-// become the same APICallErrors the AI SDK raises, so retries (./retry.ts) and the mapping to the
-// contract's errors (describeUpstreamFailure) are shared with the other providers.
+// become the same APICallErrors the AI SDK raises, so retries and time limits (../upstream/) and
+// the mapping to the contract's errors (./upstream-failure.ts) are shared with the other providers.
 // By job: the wire format (./openai-compatible-wire.ts), the connection and its retries
-// (./openai-compatible-connection.ts), the stream reader (./openai-compatible-stream.ts), the
-// call's time limits (./call-limits.ts); this file is the model over them.
+// (./openai-compatible-connection.ts), the stream reader (./openai-compatible-stream.ts); this
+// file is the model over them.
 import type { IncomingMessage } from 'node:http';
 import type { RemoteModelDefinition } from '../../config/config.js';
 import type { BpeTokenCounter } from '../bpe-token-counter.js';
@@ -23,8 +23,7 @@ import type {
   StreamPart,
   TokenUsage,
 } from '../spec.js';
-import { describeUpstreamFailure } from './ai-sdk-chat-model.js';
-import { CallLimits } from './call-limits.js';
+import { CallLimits } from '../upstream/call-limits.js';
 import { UpstreamConnection } from './openai-compatible-connection.js';
 import { CompletionStreamReader } from './openai-compatible-stream.js';
 import {
@@ -33,6 +32,7 @@ import {
   type BodyOptions,
   type UsageCounts,
 } from './openai-compatible-wire.js';
+import { describeUpstreamFailure } from './upstream-failure.js';
 
 export { maxAnswerBytes } from './openai-compatible-connection.js';
 export { maxStreamLineChars } from './openai-compatible-stream.js';

@@ -1,15 +1,15 @@
 // The lean OpenAI-compatible path's connection (./openai-compatible-chat-model.ts): the POST to an
 // upstream's /chat/completions (or, for Anthropic's pass-through, its /messages with its own key
-// header: ./anthropic-passthrough.ts) over the shared keep-alive agents (node:http/https), retried as
-// ./retry.ts does, and a whole answer read with a size bound. Failures become the same
-// APICallErrors the AI SDK raises, so retries and the mapping to the contract's errors
-// (describeUpstreamFailure) are shared with the other providers.
+// header: ./anthropic-passthrough.ts) over the shared keep-alive agents (node:http/https), retried
+// and bounded in time by the block every provider call uses (../upstream/), and a whole answer
+// read with a size bound. Failures become the same APICallErrors the AI SDK raises, so retries and
+// the mapping to the contract's errors (./upstream-failure.ts) are shared with the other providers.
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { APICallError } from '@ai-sdk/provider';
-import type { CallLimits } from './call-limits.js';
+import type { CallLimits } from '../upstream/call-limits.js';
+import { withRetries } from '../upstream/retry.js';
 import { keepAliveAgents } from './keep-alive-fetch.js';
-import { RetriesExhaustedError, retryWaitMs } from './retry.js';
 
 /** Largest whole (not streamed) answer read; a larger one is refused, not buffered. */
 export const maxAnswerBytes = 16 * 1024 * 1024;
@@ -174,36 +174,17 @@ export class UpstreamConnection {
   }
 
   /**
-   * Opens the answer, retrying as ./retry.ts does (408, 409, 429, 5xx, unreachable). `headers`:
-   * the call's own (Anthropic's version and betas); they never override the connection's.
+   * Opens the answer, retrying as ../upstream/retry.ts does (408, 409, 429, 5xx, unreachable).
+   * `headers`: the call's own (Anthropic's version and betas); they never override the
+   * connection's.
    */
-  async open(
+  open(
     body: string,
     limits: CallLimits,
     maxRetries: number,
     headers: Readonly<Record<string, string>> = {},
   ): Promise<IncomingMessage> {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        return await this.send(body, limits, headers);
-      } catch (error) {
-        const retryable = APICallError.isInstance(error) && error.isRetryable;
-        if (!retryable || limits.stopped) {
-          throw attempt === 0 ? error : new RetriesExhaustedError(error, attempt + 1);
-        }
-        if (attempt >= maxRetries) {
-          throw new RetriesExhaustedError(error, attempt + 1);
-        }
-        try {
-          await limits.sleep(retryWaitMs(error, attempt));
-        } catch (interrupted) {
-          // A time limit ending the wait is not the model timing out: what failed is still the
-          // provider's last answer (reported as such, streamed or not).
-          if (limits.timedOutNow) throw new RetriesExhaustedError(error, attempt + 1, true);
-          throw interrupted;
-        }
-      }
-    }
+    return withRetries(() => this.send(body, limits, headers), limits, { maxRetries });
   }
 
   /** A whole answer's text, refused (as unreadable) past `maxAnswerBytes`. */

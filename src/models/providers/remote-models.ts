@@ -2,15 +2,16 @@
 // when the model is used: OpenAI and OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio,
 // Groq, Together, Mistral) chat through the lean pass-through client, Anthropic and Google through
 // the AI SDK's provider packages; embeddings through the AI SDK for every provider.
-import type { LanguageModelV3 } from '@ai-sdk/provider';
-import type { EmbeddingModel as SdkEmbeddingModel } from 'ai';
+import type { EmbeddingModelV3, LanguageModelV3 } from '@ai-sdk/provider';
 import type { RemoteModelDefinition, SecretSource } from '../../config/config.js';
 import type { BpeTokenCounter } from '../bpe-token-counter.js';
 import type { ChatModel, EmbeddingModel } from '../spec.js';
-import { AiSdkChatModel, AiSdkEmbeddingModel } from './ai-sdk-chat-model.js';
-import type { ImageFetcher } from './ai-sdk-translation.js';
+import { AiSdkChatModel } from './ai-sdk-chat-model.js';
+import { AiSdkEmbeddingModel } from './ai-sdk-embedding-model.js';
+import type { ImageFetcher } from './ai-sdk-target.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { OpenAiCompatibleChatModel } from './openai-compatible-chat-model.js';
+import type { AiSdkProvider } from './provider-parameters.js';
 
 /** Why a remote model cannot be used now, or null when it can. */
 export function remoteUnavailability(
@@ -43,10 +44,11 @@ function baseUrlOption(definition: RemoteModelDefinition): {
  */
 async function languageModelOf(
   definition: RemoteModelDefinition,
+  provider: AiSdkProvider,
   secrets: SecretSource,
 ): Promise<LanguageModelV3> {
   const apiKey = apiKeyOf(definition, secrets);
-  switch (definition.provider) {
+  switch (provider) {
     case 'anthropic': {
       const { createAnthropic } = await import('@ai-sdk/anthropic');
       return createAnthropic({ apiKey, ...baseUrlOption(definition) })(definition.model);
@@ -55,11 +57,6 @@ async function languageModelOf(
       const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
       return createGoogleGenerativeAI({ apiKey, ...baseUrlOption(definition) })(definition.model);
     }
-    case 'deepgram':
-      throw new Error('Deepgram offers no chat models');
-    case 'openai':
-    case 'openai-compatible':
-      throw new Error(`${definition.provider} chat models are served by the lean client`);
   }
 }
 
@@ -67,7 +64,7 @@ async function languageModelOf(
 async function embeddingModelOf(
   definition: RemoteModelDefinition,
   secrets: SecretSource,
-): Promise<SdkEmbeddingModel> {
+): Promise<EmbeddingModelV3> {
   const apiKey = apiKeyOf(definition, secrets);
   switch (definition.provider) {
     case 'openai': {
@@ -103,17 +100,25 @@ export function createRemoteChatModel(
   /** Fetches image URLs a provider cannot fetch itself; absent: such images are refused (400). */
   fetchImage?: ImageFetcher,
 ): ChatModel {
-  if (definition.provider === 'openai' || definition.provider === 'openai-compatible') {
-    // One path, pass-through: no AI SDK, fetch emulation or web streams per call
-    // (docs/decisions.md).
-    return new OpenAiCompatibleChatModel(definition, apiKeyOf(definition, secrets), tokens);
+  const { provider } = definition;
+  switch (provider) {
+    case 'openai':
+    case 'openai-compatible':
+      // One path, pass-through: no AI SDK, fetch emulation or web streams per call
+      // (docs/decisions.md).
+      return new OpenAiCompatibleChatModel(definition, apiKeyOf(definition, secrets), tokens);
+    case 'anthropic':
+    case 'google':
+      return new AiSdkChatModel(
+        definition,
+        provider,
+        () => languageModelOf(definition, provider, secrets),
+        tokens,
+        fetchImage,
+      );
+    case 'deepgram':
+      throw new Error('Deepgram offers no chat models');
   }
-  return new AiSdkChatModel(
-    definition,
-    () => languageModelOf(definition, secrets),
-    tokens,
-    fetchImage,
-  );
 }
 
 export function createRemoteEmbeddingModel(

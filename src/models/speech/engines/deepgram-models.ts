@@ -38,7 +38,7 @@ export class DeepgramTranscriptionModel implements TranscriptionModel {
     if (request.language === null) query.set('detect_language', 'true');
     else query.set('language', request.language);
     const wav = wavFile(request.audio.samples, request.audio.sampleRate);
-    const response = await callSpeechApi(
+    const body = await callSpeechApi(
       this.definition,
       () => ({
         url: `${baseUrlOf(this.definition, 'https://api.deepgram.com')}/v1/listen?${query.toString()}`,
@@ -52,8 +52,8 @@ export class DeepgramTranscriptionModel implements TranscriptionModel {
         },
       }),
       request.signal,
+      (response) => jsonOf<ListenResponse>(this.definition, response),
     );
-    const body = await jsonOf<ListenResponse>(this.definition, response);
     const channel = body.results?.channels?.[0];
     const best = channel?.alternatives?.[0];
     if (best === undefined || typeof best.transcript !== 'string') {
@@ -114,7 +114,7 @@ export class DeepgramSpeechModel implements SpeechModel {
       sample_rate: String(speakRate),
       container: 'none',
     });
-    const response = await callSpeechApi(
+    const bytes = await callSpeechApi(
       this.definition,
       () => ({
         url: `${baseUrlOf(this.definition, 'https://api.deepgram.com')}/v1/speak?${query.toString()}`,
@@ -128,9 +128,10 @@ export class DeepgramSpeechModel implements SpeechModel {
         },
       }),
       request.signal,
+      (response) => response.arrayBuffer(),
     );
     return {
-      samples: pcmFromBytes(new Uint8Array(await response.arrayBuffer())),
+      samples: pcmFromBytes(new Uint8Array(bytes)),
       sampleRate: speakRate,
     };
   }

@@ -52,7 +52,7 @@ export class OpenAiTranscriptionModel implements TranscriptionModel {
 
   async transcribe(request: TranscriptionRequest): Promise<Transcription> {
     const wav = wavFile(request.audio.samples, request.audio.sampleRate);
-    const response = await callSpeechApi(
+    const body = await callSpeechApi(
       this.definition,
       () => {
         const form = new FormData();
@@ -70,8 +70,8 @@ export class OpenAiTranscriptionModel implements TranscriptionModel {
         };
       },
       request.signal,
+      (response) => jsonOf<VerboseTranscription>(this.definition, response),
     );
-    const body = await jsonOf<VerboseTranscription>(this.definition, response);
     if (typeof body.text !== 'string') {
       throw new UpstreamError(
         'upstream_error',
@@ -128,7 +128,7 @@ export class OpenAiSpeechModel implements SpeechModel {
 
   async synthesize(request: SynthesisRequest): Promise<Pcm> {
     const voice = await this.resolveVoice(request.voice);
-    const response = await callSpeechApi(
+    const bytes = await callSpeechApi(
       this.definition,
       () => ({
         url: `${baseUrlOf(this.definition, 'https://api.openai.com/v1')}/audio/speech`,
@@ -148,9 +148,10 @@ export class OpenAiSpeechModel implements SpeechModel {
         },
       }),
       request.signal,
+      (response) => response.arrayBuffer(),
     );
     return {
-      samples: pcmFromBytes(new Uint8Array(await response.arrayBuffer())),
+      samples: pcmFromBytes(new Uint8Array(bytes)),
       sampleRate: openAiPcmRate,
     };
   }

@@ -1,6 +1,8 @@
 import { APICallError } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
-import { RetriesExhaustedError, retryAfterMs, withRetries } from './retry.js';
+import { RequestAbortedError } from '../spec.js';
+import { CallLimits } from './call-limits.js';
+import { RetriesExhaustedError, retryAfterMs, retryWaitMs, withRetries } from './retry.js';
 
 function apiError(status: number | undefined, headers: Record<string, string> = {}) {
   return new APICallError({
@@ -14,7 +16,8 @@ function apiError(status: number | undefined, headers: Record<string, string> = 
   });
 }
 
-const never = new AbortController().signal;
+/** Limits no test reaches: an hour, and a client that never leaves. */
+const open = (signal = new AbortController().signal) => new CallLimits(signal, 3_600_000);
 
 describe('retryAfterMs', () => {
   it('reads retry-after-ms, retry-after seconds and retry-after dates', () => {
@@ -28,6 +31,21 @@ describe('retryAfterMs', () => {
   });
 });
 
+describe('retryWaitMs', () => {
+  it('waits as asked below the longest honoured wait, else backs off exponentially', () => {
+    expect(retryWaitMs(apiError(503), 0)).toBe(2000);
+    expect(retryWaitMs(apiError(503), 2)).toBe(8000);
+    expect(retryWaitMs(apiError(429, { 'retry-after': '7' }), 0)).toBe(7000);
+    // An hour is not honoured; the backoff is used instead.
+    expect(retryWaitMs(apiError(429, { 'retry-after': '3600' }), 1)).toBe(4000);
+    // The speech engines' policy: a shorter first backoff, shorter waits honoured.
+    const speech = { initialDelayMs: 500, longestHonouredWaitMs: 10_000 };
+    expect(retryWaitMs(apiError(503), 1, speech)).toBe(1000);
+    expect(retryWaitMs(apiError(429, { 'retry-after': '7' }), 0, speech)).toBe(7000);
+    expect(retryWaitMs(apiError(429, { 'retry-after': '30' }), 0, speech)).toBe(500);
+  });
+});
+
 describe('withRetries', () => {
   it('retries retryable failures, waiting as the server asks, then succeeds', async () => {
     const failures = [
@@ -35,14 +53,17 @@ describe('withRetries', () => {
       apiError(500, { 'retry-after-ms': '30' }),
     ];
     const times: number[] = [];
+    const limits = open();
     const result = await withRetries(
       () => {
         times.push(Date.now());
         const failure = failures.shift();
         return failure === undefined ? Promise.resolve('ok') : Promise.reject(failure);
       },
-      { maxRetries: 2, signal: never },
+      limits,
+      { maxRetries: 2 },
     );
+    limits.dispose();
     expect(result).toBe('ok');
     expect(times).toHaveLength(3);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(25);
@@ -50,39 +71,62 @@ describe('withRetries', () => {
 
   it('does not retry a 400, and reports the attempts when retries run out', async () => {
     let calls = 0;
+    const limits = open();
     await expect(
       withRetries(
         () => {
           calls += 1;
           return Promise.reject(apiError(400));
         },
-        { maxRetries: 3, signal: never },
+        limits,
+        { maxRetries: 3 },
       ),
     ).rejects.toBeInstanceOf(APICallError);
     expect(calls).toBe(1);
     await expect(
-      withRetries(() => Promise.reject(apiError(503, { 'retry-after-ms': '1' })), {
+      withRetries(() => Promise.reject(apiError(503, { 'retry-after-ms': '1' })), limits, {
         maxRetries: 2,
-        signal: never,
       }),
     ).rejects.toSatisfy(
       (error: unknown) => error instanceof RetriesExhaustedError && error.attempts === 3,
     );
+    limits.dispose();
   });
+});
 
-  it('stops waiting when the request is aborted', async () => {
+describe('withRetries, stopped', () => {
+  it('stops waiting when the client leaves, and says so', async () => {
     const controller = new AbortController();
+    const limits = open(controller.signal);
     let attempts = 0;
-    // The server asks for ten minutes: only the abort can end the wait within the test's time.
+    // The server asks for ten minutes: only the hang-up can end the wait within the test's time.
     const pending = withRetries(
       () => {
         attempts += 1;
         return Promise.reject(apiError(429, { 'retry-after': '600' }));
       },
-      { maxRetries: 5, signal: controller.signal },
+      limits,
+      { maxRetries: 5 },
     );
     setTimeout(() => controller.abort(), 20);
-    await expect(pending).rejects.toBeInstanceOf(Error);
+    await expect(pending).rejects.toBeInstanceOf(RequestAbortedError);
+    limits.dispose();
     expect(attempts).toBe(1);
+  });
+
+  it('reports the provider’s last failure when a time limit ends a wait (cut short)', async () => {
+    const limits = new CallLimits(new AbortController().signal, 30);
+    const pending = withRetries(
+      () => Promise.reject(apiError(500, { 'retry-after': '600' })),
+      limits,
+      {
+        maxRetries: 5,
+      },
+    );
+    const error: unknown = await pending.catch((failure: unknown) => failure);
+    limits.dispose();
+    expect(error).toBeInstanceOf(RetriesExhaustedError);
+    expect((error as RetriesExhaustedError).cutShort).toBe(true);
+    expect((error as RetriesExhaustedError).attempts).toBe(1);
   });
 });
