@@ -65,6 +65,7 @@ function definitionFor(
       typicalLatencyMs: null,
     },
     speech: null,
+    pricing: null,
     ...overrides,
   };
 }

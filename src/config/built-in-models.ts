@@ -18,6 +18,13 @@ export const defaultLocalModel: ModelEntry = {
   typical_latency_ms: 400,
 };
 
+/**
+ * When the built-in catalog's prices were read, from the providers' published price lists
+ * (standard tier, US dollars). Deepgram's are left out: a model without a price records its
+ * calls' cost as unknown rather than a guess.
+ */
+const pricesReadOn = '2026-11-28';
+
 /** Used when the config file defines no `models`: the local default plus common providers. */
 export const builtInModels: readonly ModelEntry[] = [
   defaultLocalModel,
@@ -28,8 +35,12 @@ export const builtInModels: readonly ModelEntry[] = [
     model: 'gpt-4o-mini',
     max_tokens: 16_384,
     context_length: 128_000,
-    input_cost_per_million: 0.15,
-    output_cost_per_million: 0.6,
+    pricing: {
+      input_per_mtok: 0.15,
+      cached_input_per_mtok: 0.075,
+      output_per_mtok: 0.6,
+      as_of: pricesReadOn,
+    },
     quality: 70,
     typical_latency_ms: 500,
   },
@@ -40,8 +51,13 @@ export const builtInModels: readonly ModelEntry[] = [
     model: 'claude-3-5-haiku-latest',
     max_tokens: 8192,
     context_length: 200_000,
-    input_cost_per_million: 0.8,
-    output_cost_per_million: 4,
+    pricing: {
+      input_per_mtok: 0.8,
+      cached_input_per_mtok: 0.08,
+      cache_write_per_mtok: 1,
+      output_per_mtok: 4,
+      as_of: pricesReadOn,
+    },
     quality: 68,
     typical_latency_ms: 700,
   },
@@ -52,8 +68,12 @@ export const builtInModels: readonly ModelEntry[] = [
     model: 'gemini-2.0-flash',
     max_tokens: 8192,
     context_length: 1_048_576,
-    input_cost_per_million: 0.1,
-    output_cost_per_million: 0.4,
+    pricing: {
+      input_per_mtok: 0.1,
+      cached_input_per_mtok: 0.025,
+      output_per_mtok: 0.4,
+      as_of: pricesReadOn,
+    },
     quality: 72,
     typical_latency_ms: 450,
   },
@@ -65,6 +85,7 @@ export const builtInModels: readonly ModelEntry[] = [
     type: 'embedding',
     max_tokens: 1,
     context_length: 8191,
+    pricing: { input_per_mtok: 0.02, as_of: pricesReadOn },
   },
   ...builtInSpeechModels(),
 ];
@@ -113,6 +134,7 @@ function builtInSpeechModels(): ModelEntry[] {
       provider: 'openai',
       model: 'whisper-1',
       type: 'transcription',
+      pricing: { per_audio_minute: 0.006, as_of: pricesReadOn },
     },
     {
       name: 'tts-1',
@@ -120,6 +142,7 @@ function builtInSpeechModels(): ModelEntry[] {
       provider: 'openai',
       model: 'tts-1',
       type: 'speech',
+      pricing: { per_mchar: 15, as_of: pricesReadOn },
       default_voice: 'alloy',
       voices: ['alloy', 'ash', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer'].map(
         (id) => ({ id }),

@@ -85,6 +85,26 @@ interface ModelDefinitionBase {
   readonly speech: SpeechSettings | null;
   /** Chat models: what they take beyond text (provider defaults, or the entry's list). */
   readonly capabilities: readonly ChatCapability[];
+  /** What a call costs; null: not known (its calls are recorded with an unknown cost). */
+  readonly pricing: ModelPricing | null;
+}
+
+/**
+ * A model's prices, in micro-dollars (1e-6 USD) per million tokens, per minute of audio, or per
+ * million characters: integers, so that costs add up exactly. A rate left out is null: the
+ * cost falls back as docs/usage-and-budgets.md says (cached input and cache writes at the input
+ * rate, reasoning at the output rate), or is unknown when nothing stands for it.
+ */
+export interface ModelPricing {
+  readonly inputPerMtok: number | null;
+  readonly outputPerMtok: number | null;
+  readonly cachedInputPerMtok: number | null;
+  readonly cacheWritePerMtok: number | null;
+  readonly reasoningPerMtok: number | null;
+  readonly perAudioMinute: number | null;
+  readonly perMchar: number | null;
+  /** When the prices were read (the built-in catalog's), as YYYY-MM-DD; null when not said. */
+  readonly asOf: string | null;
 }
 
 export interface ModelRoutingFacts {

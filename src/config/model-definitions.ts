@@ -21,6 +21,7 @@ import {
   type SherpaArchitecture,
 } from './model-entry.js';
 import { makerOf } from './model-makers.js';
+import { pricingOf } from './model-pricing.js';
 
 export interface ModelDefaults {
   modelsDirectory: string;
@@ -96,6 +97,9 @@ export function toDefinition(entry: ModelEntry, site: EntrySite): ModelDefinitio
 
 function baseOf(entry: ModelEntry, site: EntrySite): DefinitionBase {
   const { defaults } = site;
+  const pricing = pricingOf(entry);
+  const dollars = (micros: number | null | undefined) =>
+    micros === null || micros === undefined ? null : micros / 1_000_000;
   return {
     name: entry.name,
     displayName: entry.display_name ?? entry.name,
@@ -111,14 +115,14 @@ function baseOf(entry: ModelEntry, site: EntrySite): DefinitionBase {
     ),
     maxRetries: entry.max_retries ?? defaults.maxRetries,
     routing: {
-      inputCostPerMillion: entry.input_cost_per_million ?? (entry.provider === 'local' ? 0 : null),
-      outputCostPerMillion:
-        entry.output_cost_per_million ?? (entry.provider === 'local' ? 0 : null),
+      inputCostPerMillion: dollars(pricing?.inputPerMtok),
+      outputCostPerMillion: dollars(pricing?.outputPerMtok),
       quality: entry.quality ?? null,
       typicalLatencyMs: entry.typical_latency_ms ?? null,
     },
     speech: speechSettingsOf(entry, site),
     capabilities: capabilitiesOf(entry),
+    pricing,
   };
 }
 

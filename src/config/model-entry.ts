@@ -98,6 +98,9 @@ const LanguageTag = () =>
 
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 
+/** US dollars (per million tokens, per minute, per million characters): at most 6 decimals count. */
+const Price = () => Type.Number({ minimum: 0, maximum: 100_000 });
+
 /** Where a model file comes from and how it is checked: local models and speech engines' files. */
 const modelFileFields = {
   source: Type.Optional(
@@ -138,10 +141,25 @@ export const ModelEntrySchema = Closed({
   idle_timeout_ms: OptionalInteger(100, 3_600_000),
   max_retries: OptionalInteger(0, 10),
   // What the router's strategies weigh (see docs/routing-and-layout.md, "Strategies"); all optional.
-  /** US dollars per million prompt tokens (0 for local models). */
-  input_cost_per_million: Type.Optional(Type.Number({ minimum: 0, maximum: 10_000 })),
-  /** US dollars per million completion tokens. */
-  output_cost_per_million: Type.Optional(Type.Number({ minimum: 0, maximum: 10_000 })),
+  /** US dollars per million prompt tokens (0 for local models); `pricing.input_per_mtok` wins. */
+  input_cost_per_million: Type.Optional(Price()),
+  /** US dollars per million completion tokens; `pricing.output_per_mtok` wins. */
+  output_cost_per_million: Type.Optional(Price()),
+  /** What a call costs, in US dollars (docs/usage-and-budgets.md). */
+  pricing: Type.Optional(
+    Closed({
+      input_per_mtok: Type.Optional(Price()),
+      output_per_mtok: Type.Optional(Price()),
+      cached_input_per_mtok: Type.Optional(Price()),
+      cache_write_per_mtok: Type.Optional(Price()),
+      reasoning_per_mtok: Type.Optional(Price()),
+      per_audio_minute: Type.Optional(Price()),
+      per_mchar: Type.Optional(Price()),
+      as_of: Type.Optional(
+        Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', message: 'expected YYYY-MM-DD' }),
+      ),
+    }),
+  ),
   /** Relative answer quality, 0–100 (a leaderboard score or your own judgement). */
   quality: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
   /** Typical time to the first token, in milliseconds. */

@@ -33,6 +33,7 @@ function model(overrides: Partial<RemoteModelDefinition> = {}) {
       typicalLatencyMs: null,
     },
     speech: null,
+    pricing: null,
     ...overrides,
   };
   return createRemoteEmbeddingModel(definition, { get: () => undefined });

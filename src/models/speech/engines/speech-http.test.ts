@@ -44,6 +44,7 @@ function definition(overrides: Partial<RemoteModelDefinition> = {}): RemoteModel
       typicalLatencyMs: null,
     },
     speech: null,
+    pricing: null,
     ...overrides,
   };
 }
