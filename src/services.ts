@@ -9,13 +9,18 @@ import {
   type PipelineTools,
 } from './modules/agents/module.js';
 import { AppError, NotFoundError } from './errors/app-error.js';
-import { createToolSources } from './modules/tools/module.js';
+import { createToolSources, toolArguments } from './modules/tools/module.js';
+import { createExecutionsModule, type ExecutionsModule } from './modules/executions/module.js';
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
 import { createCompletionsModule } from './modules/completions/module.js';
 import { createMessagesModule } from './modules/messages/module.js';
 import { createResponsesModule } from './modules/responses/module.js';
 import { createMetricsModule, type MetricsModule } from './modules/metrics/module.js';
-import { createPipelinesModule, type PipelinesModule } from './modules/pipelines/module.js';
+import {
+  createPipelinesModule,
+  pipelinesUsingAgents,
+  type PipelinesModule,
+} from './modules/pipelines/module.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
 import {
   createConversationsModule,
@@ -121,7 +126,7 @@ async function wireServices(
     storage,
     redis,
     localEngine: engines.localEngine,
-    instances: runs.pipelines.instances,
+    instances: runs.executions.instances,
     startBackgroundWork: () => startBackgroundWork(config, engines, logger),
     close: () => closers.closeAll(),
   };
@@ -178,24 +183,24 @@ function pipelineTools(pipelines: () => PipelinesModule): PipelineTools {
   };
 }
 
-/** Pipelines, their executions and job queue, and the agents whose runs they record. */
+/**
+ * The execution records first, then the agents that record their runs there, then the pipelines
+ * whose stages run agents: each built over the ones before it.
+ */
 async function runModules(
   wiring: Wiring,
   engines: Engines,
   content: Awaited<ReturnType<typeof contentModules>>,
   accounts: AccountsModule,
-): Promise<{ pipelines: PipelinesModule; agents: AgentsModule }> {
+): Promise<{ executions: ExecutionsModule; agents: AgentsModule; pipelines: PipelinesModule }> {
   const { config, closers, storage, redis, overrides, logger, now } = wiring;
   // MCP servers' and OpenAPI APIs' tools: one connection pool and tool-list cache per process.
   // Large answers of MCP servers are parsed in the text threads.
   const toolSources = createToolSources(config, { text: content.text });
   closers.add('tool sources', () => toolSources.close());
-  // Agents record their runs in the pipelines module's executions: the agents module is made
-  // there, once they exist (and before the module's queue takes its first run).
-  let agents!: AgentsModule;
-  const pipelines: PipelinesModule = closers.started(
-    'pipelines',
-    await createPipelinesModule({
+  const executions = closers.started(
+    'executions',
+    await createExecutionsModule({
       config,
       storage,
       redis,
@@ -203,35 +208,45 @@ async function runModules(
       executionChannel: overrides.executionChannel,
       jobPrefix: overrides.jobPrefix,
       conversations: content.conversations.service,
-      agents: (executions) => {
-        agents = closers.started(
-          'agents',
-          createAgentsModule({
-            config,
-            db: storage.db,
-            models: engines.models,
-            text: content.text,
-            knowledge: content.knowledge.service,
-            // Called only once the service runs, after the pipelines module exists.
-            usage: { pipelinesUsing: (agentId) => pipelines.pipelines.usingAgent(agentId) },
-            executions,
-            pipelines: pipelineTools(() => pipelines),
-            toolSources,
-            onPaused: (executionId, accountId) =>
-              pipelines.approvals.paused(executionId, accountId),
-            logger,
-            now,
-          }),
-        );
-        return agents;
-      },
+      arguments: toolArguments(config.tools.maxArgumentBytes),
       credentialWatch: accounts.credentialWatch,
       metrics: engines.metrics.metrics,
       logger,
       now,
     }),
   );
-  return { pipelines, agents };
+  const onPaused = (executionId: string, accountId: string) =>
+    executions.approvals.paused(executionId, accountId);
+  const agents = closers.started(
+    'agents',
+    createAgentsModule({
+      config,
+      db: storage.db,
+      models: engines.models,
+      text: content.text,
+      knowledge: content.knowledge.service,
+      usage: pipelinesUsingAgents(storage.db),
+      executions: executions.service,
+      pipelines: pipelineTools(() => pipelines),
+      toolSources,
+      onPaused,
+      logger,
+      now,
+    }),
+  );
+  const pipelines: PipelinesModule = closers.started(
+    'pipelines',
+    await createPipelinesModule({
+      storage,
+      agents,
+      executions: executions.service,
+      jobs: executions.jobs,
+      onPaused,
+      logger,
+      now,
+    }),
+  );
+  return { executions, agents, pipelines };
 }
 
 /** The modules that answer requests over the others: usage, routing, chat, the dialects, voice. */

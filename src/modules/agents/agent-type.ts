@@ -7,7 +7,7 @@ import type { Agent } from './agent.js';
 import type { InputRule } from './agent-input.js';
 import type { AgentModels } from '../../models/agent-models.js';
 import type { ToolBox } from '../tools/tool.js';
-import type { NewStep, StepRecord, StepUpdate } from '../pipelines/executions/execution.js';
+import type { NewStep, StepRecord, StepUpdate } from '../executions/execution.js';
 
 export const agentTypeIds = [
   'RetrievalAgent',

@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config.js';
-import type { ExecutionService } from '../pipelines/executions/execution-service.js';
+import type { ExecutionService } from '../executions/execution-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import type { TextPool } from '../../text-pool/text-pool.js';

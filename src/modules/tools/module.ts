@@ -7,6 +7,7 @@ import type { TextPool } from '../../text-pool/text-pool.js';
 import { ToolSources } from './tool-sources.js';
 
 export type { ToolBox, ToolOutcome, ToolSpec } from './tool.js';
+export { toolArguments, type ToolArguments } from './tool-arguments.js';
 export {
   externalToolSourceTypes,
   IdempotentSchema,

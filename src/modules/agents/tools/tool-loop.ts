@@ -9,7 +9,7 @@
 import { AppError } from '../../../errors/app-error.js';
 import { executionError } from '../../../errors/execution-error.js';
 import type { ChatTurn, FunctionTool, ToolCall } from '../../../models/spec.js';
-import type { StepRecord } from '../../pipelines/executions/execution.js';
+import type { StepRecord } from '../../executions/execution.js';
 import {
   argumentsProblem,
   boundedArgumentsText,

@@ -1,8 +1,8 @@
 // Execution records, for agent runs and pipeline runs alike: started, their stages moved, finished
 // once — each change written, then announced on the change feed — read back, listed, and followed
 // as a stream of events derived from the records.
-import { NotFoundError } from '../../../errors/app-error.js';
-import { newId } from '../../../ids.js';
+import { NotFoundError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
 import type { ExecutionsRepository } from './executions.repository.js';
 import type { ExecutionChangeFeed } from './change-feed.js';
 import {
@@ -197,7 +197,7 @@ export class ExecutionService {
 
   /** Paused runs with a call whose approval deadline has passed. */
   expiredApprovals(): Promise<Array<{ id: string; accountId: string }>> {
-    return this.options.repository.expiredApprovals(this.iso());
+    return this.options.repository.expiredApprovals(this.iso(), awaitingDecision);
   }
 
   listForPipeline(accountId: string, pipelineId: string, page: { limit: number; offset: number }) {

@@ -1,19 +1,18 @@
 // Execution records and their stage records: the one place that maps them to rows and back.
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import {
-  awaitingDecision,
-  type Execution,
-  type ExecutionError,
-  type ExecutionOutcome,
-  type StagePlan,
-  type StageRecord,
-  type StageUpdate,
-  type StepDecision,
-  type StepRecord,
-  type StepUpdate,
+import type {
+  Execution,
+  ExecutionError,
+  ExecutionOutcome,
+  StagePlan,
+  StageRecord,
+  StageUpdate,
+  StepDecision,
+  StepRecord,
+  StepUpdate,
 } from './execution.js';
-import type { DatabaseSchema } from '../../../storage/schema.js';
-import { pageOf } from '../../../storage/repositories/paging.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { pageOf } from '../../storage/repositories/paging.js';
 
 type ExecutionRow = Selectable<DatabaseSchema['executions']>;
 type StageRow = Selectable<DatabaseSchema['execution_stages']>;
@@ -342,14 +341,20 @@ export class ExecutionsRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  /** Paused runs with a call whose approval deadline passed before `now`. */
-  async expiredApprovals(now: string): Promise<Array<{ id: string; accountId: string }>> {
+  /**
+   * Paused runs with a call whose approval deadline passed before `now` (a call waiting for a
+   * decision is in one of `statuses`).
+   */
+  async expiredApprovals(
+    now: string,
+    statuses: readonly StepRecord['status'][],
+  ): Promise<Array<{ id: string; accountId: string }>> {
     const rows = await this.db
       .selectFrom('execution_steps')
       .innerJoin('executions', 'executions.id', 'execution_steps.execution_id')
       .select(['executions.id as id', 'executions.account_id as account_id'])
       .distinct()
-      .where('execution_steps.status', 'in', awaitingDecision)
+      .where('execution_steps.status', 'in', statuses)
       .where('execution_steps.expires_at', '<', now)
       .where('executions.status', '=', 'waiting_for_approval')
       .execute();
