@@ -3,13 +3,8 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { rateLimitExceeded } from './modules/accounts/rate-limiter.js';
 import { createAccountsModule, type AccountsModule } from './modules/accounts/module.js';
-import {
-  createAgentsModule,
-  type AgentsModule,
-  type PipelineTools,
-} from './modules/agents/module.js';
-import { AppError, NotFoundError } from './errors/app-error.js';
-import { createToolSources, toolArguments } from './modules/tools/module.js';
+import { createAgentsModule, type AgentsModule } from './modules/agents/module.js';
+import { createToolsModule, type ToolsModule } from './modules/tools/module.js';
 import { createExecutionsModule, type ExecutionsModule } from './modules/executions/module.js';
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
 import { createCompletionsModule } from './modules/completions/module.js';
@@ -148,56 +143,29 @@ async function contentModules(wiring: Wiring, models: ModelRegistry) {
   return { templates, conversations, text, knowledge };
 }
 
-/** A ToolAgent's `pipeline` tools: the account's pipelines, each run to its end. */
-function pipelineTools(pipelines: () => PipelinesModule): PipelineTools {
-  return {
-    async exists(accountId, id) {
-      try {
-        await pipelines().pipelines.get(accountId, id);
-        return true;
-      } catch (error) {
-        if (error instanceof NotFoundError) return false;
-        throw error;
-      }
-    },
-    async run(accountId, id, inputs, signal) {
-      const { execution } = await pipelines().runner.start(accountId, id, inputs, {
-        conversationId: null,
-        userId: null,
-        detach: false,
-        signal,
-      });
-      if (execution.status === 'completed') return execution.output ?? {};
-      if (execution.status === 'waiting_for_approval') {
-        throw new AppError(
-          'conflict',
-          `The pipeline's execution ${execution.id} waits for a person's approval; it goes on once decided, but this call cannot wait for it.`,
-        );
-      }
-      const error = execution.error;
-      throw new AppError(
-        error?.code ?? 'internal_error',
-        `The pipeline's execution ${execution.id} failed: ${error?.message ?? 'see the execution'}`,
-      );
-    },
-  };
-}
-
 /**
- * The execution records first, then the agents that record their runs there, then the pipelines
- * whose stages run agents: each built over the ones before it.
+ * The tool registry and the execution records first, then the agents that record their runs there,
+ * then the pipelines whose stages run agents: each built over the ones before it, given what it
+ * needs. The agents and pipelines modules give the registry their parts (themselves, as tools).
  */
 async function runModules(
   wiring: Wiring,
   engines: Engines,
   content: Awaited<ReturnType<typeof contentModules>>,
   accounts: AccountsModule,
-): Promise<{ executions: ExecutionsModule; agents: AgentsModule; pipelines: PipelinesModule }> {
+): Promise<{
+  tools: ToolsModule;
+  executions: ExecutionsModule;
+  agents: AgentsModule;
+  pipelines: PipelinesModule;
+}> {
   const { config, closers, storage, redis, overrides, logger, now } = wiring;
   // MCP servers' and OpenAPI APIs' tools: one connection pool and tool-list cache per process.
   // Large answers of MCP servers are parsed in the text threads.
-  const toolSources = createToolSources(config, { text: content.text });
-  closers.add('tool sources', () => toolSources.close());
+  const tools = closers.started(
+    'tools',
+    createToolsModule({ config, text: content.text, knowledge: content.knowledge.service, logger }),
+  );
   const executions = closers.started(
     'executions',
     await createExecutionsModule({
@@ -208,7 +176,7 @@ async function runModules(
       executionChannel: overrides.executionChannel,
       jobPrefix: overrides.jobPrefix,
       conversations: content.conversations.service,
-      arguments: toolArguments(config.tools.maxArgumentBytes),
+      arguments: tools.arguments,
       credentialWatch: accounts.credentialWatch,
       metrics: engines.metrics.metrics,
       logger,
@@ -227,14 +195,13 @@ async function runModules(
       knowledge: content.knowledge.service,
       usage: pipelinesUsingAgents(storage.db),
       executions: executions.service,
-      pipelines: pipelineTools(() => pipelines),
-      toolSources,
+      tools: tools.registry,
       onPaused,
       logger,
       now,
     }),
   );
-  const pipelines: PipelinesModule = closers.started(
+  const pipelines = closers.started(
     'pipelines',
     await createPipelinesModule({
       storage,
@@ -242,22 +209,20 @@ async function runModules(
       executions: executions.service,
       jobs: executions.jobs,
       onPaused,
+      tools: tools.registry,
       logger,
       now,
     }),
   );
-  return { executions, agents, pipelines };
+  return { tools, executions, agents, pipelines };
 }
 
 /** The modules that answer requests over the others: usage, routing, chat, the dialects, voice. */
 function servingModules(
   wiring: Wiring,
   engines: Engines,
-  built: Awaited<ReturnType<typeof contentModules>> & {
-    pipelines: PipelinesModule;
-    agents: AgentsModule;
-    accounts: AccountsModule;
-  },
+  built: Awaited<ReturnType<typeof contentModules>> &
+    Awaited<ReturnType<typeof runModules>> & { accounts: AccountsModule },
 ) {
   const { config, closers, storage, redis, overrides, logger, now } = wiring;
   const { models } = engines;
@@ -337,12 +302,8 @@ function servingModules(
   const mcp = closers.started(
     'mcp',
     createMcpModule({
-      agents,
-      pipelines: built.pipelines,
-      knowledge: built.knowledge.service,
-      features: config.features,
+      tools: built.tools.registry,
       version: config.version,
-      logger,
       rateLimiter: accounts.rateLimiter,
     }),
   );

@@ -1,7 +1,7 @@
 // The pipelines module, wired: pipelines and their runner over the agents (whose runs their stages
-// are) and the execution records, and the HTTP plugin of the pipelines' routes for app.ts. The
-// runner takes the queued runs of the executions module's queue, agent runs continued after a
-// person's decision included.
+// are) and the execution records, the account's pipelines as tools (given to the tool registry),
+// and the HTTP plugin of the pipelines' routes for app.ts. The runner takes the queued runs of the
+// executions module's queue, agent runs continued after a person's decision included.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AgentExecutor, AgentRunError } from '../agents/agent-executor.js';
@@ -11,12 +11,14 @@ import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Storage } from '../../storage/database.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import type { ExecutionService } from '../executions/execution-service.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import { pipelinesAsTools } from './pipeline-tools.js';
 import { PipelineRunner } from './pipeline-runner.js';
 import { PipelineService } from './pipeline-service.js';
 import { PipelinesRepository } from './pipelines.repository.js';
 import { pipelinesPlugin } from './pipelines.routes.js';
 
-/** What stages run: the agents area's objects, lent by services.ts. */
+/** What stages run: the agents module's objects. */
 export interface PipelineAgents {
   /** Stages name agents: checked when a pipeline is saved, read again when a stage runs. */
   readonly service: AgentService;
@@ -36,6 +38,8 @@ export interface PipelinesModuleDependencies {
   readonly jobs: JobQueue;
   /** Told when a run pauses for a person's approval (the approvals watch its deadline). */
   readonly onPaused: (executionId: string, accountId: string) => void;
+  /** The tool registry, given the account's pipelines as tools once the runner exists. */
+  readonly tools: Pick<ToolRegistry, 'provide'>;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -81,6 +85,8 @@ export async function createPipelinesModule(
     now,
     onPaused: dependencies.onPaused,
   });
+  // Before the first queued run is taken: a ToolAgent it continues may run a pipeline as a tool.
+  dependencies.tools.provide({ pipelines: pipelinesAsTools(pipelines, runner) });
   try {
     await runner.startWorking();
   } catch (error) {

@@ -7,7 +7,7 @@
 import type { FetchFunction } from '../../net/policy-fetch.js';
 import { shown } from '../../net/web-fetch-error.js';
 import type { ToolOutcome } from './tool.js';
-import { brief, cutText, policyFailure, sanitiseName, uniqueName } from './tool-text.js';
+import { brief, cutText, policyFailure, uniqueName } from './tool-text.js';
 
 /** Largest document, as JSON text. */
 export const maxDocumentChars = 500 * 1024;
@@ -458,11 +458,6 @@ function readOperation(
     arguments: args,
     hasBody,
   };
-}
-
-/** The model-facing name of an operation (sanitised operationId). */
-export function operationToolName(operationId: string): string {
-  return sanitiseName(operationId, 64);
 }
 
 export interface OpenApiCallContext {

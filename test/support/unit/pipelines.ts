@@ -3,9 +3,12 @@
 // with a change feed of this process only, and the in-process job queue. Agents' text work runs on
 // the calling thread (the executor's default), so no worker thread starts.
 import type { KnowledgeSearcher } from '../../../src/modules/agents/agent-type.js';
-import Type from 'typebox';
 import { createToolAgent } from '../../../src/modules/agents/types/tool-agent.js';
-import { builtinToolEntrySchemas } from '../../../src/modules/agents/tools/tool-entries.js';
+import {
+  createToolsModule,
+  ToolEntrySchema,
+  type ToolsModule,
+} from '../../../src/modules/tools/module.js';
 import { AgentCatalog } from '../../../src/modules/agents/agent-catalog.js';
 import { AgentExecutor, AgentRunError } from '../../../src/modules/agents/agent-executor.js';
 import { AgentService } from '../../../src/modules/agents/agent-service.js';
@@ -57,7 +60,7 @@ export interface PipelineStackOptions {
 async function agentCatalog(
   { unit, models, clock }: PipelineStackOptions,
   text: TextPool,
-): Promise<{ catalog: AgentCatalog; knowledge: KnowledgeService }> {
+): Promise<{ catalog: AgentCatalog; knowledge: KnowledgeService; tools: ToolsModule }> {
   const index = createKnowledgeIndex(unit.storage);
   await index.prepare();
   const knowledge = new KnowledgeService({
@@ -83,6 +86,9 @@ async function agentCatalog(
       return { results, mode: found.mode, notice: found.notice };
     },
   };
+  // The service's tool registry; the pipeline units run no ToolAgent (test/http/tool-agent does,
+  // with the agents' and pipelines' parts given as the service gives them).
+  const tools = createToolsModule({ config: unit.config, text, knowledge, logger: unit.logger });
   const catalog = new AgentCatalog([
     createRetrievalAgent(searcher),
     summarizationAgent,
@@ -90,23 +96,20 @@ async function agentCatalog(
     generationAgent,
     createWebAgent(unit.config.web, unit.config.secrets, text),
     createStructureAgent(),
-    // Registered as every type must be; the pipeline units run no ToolAgent (test/http/tool-agent
-    // does, through the service's real tool sources).
-    createToolAgent(
-      { open: () => Promise.reject(new Error('no tools in the pipeline unit tests')) },
-      { prepare: (_accountId, entries) => Promise.resolve(entries), shown: (entries) => entries },
-      Type.Union(builtinToolEntrySchemas(Type.String(), Type.Boolean(), Type.Boolean())),
-      { maxCallsPerTurn: 16, maxArgumentBytes: 65_536 },
-    ),
+    createToolAgent({
+      tools: tools.registry,
+      entrySchema: ToolEntrySchema,
+      maxCallsPerTurn: unit.config.tools.maxCallsPerTurn,
+    }),
   ]);
-  return { catalog, knowledge };
+  return { catalog, knowledge, tools };
 }
 
 export async function pipelineStack(options: PipelineStackOptions): Promise<PipelineStack> {
   const { unit, models, conversations, clock } = options;
   const { storage, logger } = unit;
   const text = new TextPool(unit.config.text);
-  const { catalog, knowledge } = await agentCatalog(options, text);
+  const { catalog, knowledge, tools } = await agentCatalog(options, text);
   const pipelineRepository = new PipelinesRepository(storage.db);
   const agents = new AgentService({
     agents: new AgentsRepository(storage.db),
@@ -164,6 +167,7 @@ export async function pipelineStack(options: PipelineStackOptions): Promise<Pipe
     async close() {
       await runner.close();
       await feed.close();
+      await tools.close();
       await text.close();
     },
   };
