@@ -1,5 +1,6 @@
-// The agents module, wired: the agent types in their catalog (the spec's six and ToolAgent), the agents' storage and service,
-// the executor that runs them, and the HTTP plugin for app.ts to register.
+// The agents module, wired: the agent types in their catalog (the spec's six and ToolAgent, whose
+// tools are the tool registry's), the agents' storage and service, the executor that runs them,
+// the agents' part of the tool registry, and the HTTP plugin for app.ts to register.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config.js';
@@ -116,7 +117,8 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     approvalTimeoutMs: config.tools.approvalTimeoutMs,
     ...(dependencies.onPaused === undefined ? {} : { onPaused: dependencies.onPaused }),
   });
-  // A ToolAgent asks other agents through the registry, as a client of /mcp runs them.
+  // The registry offers the account's agents as tools (a ToolAgent's `agent` entries, /mcp's
+  // exposed agents) and the WebAgent's parts as web_search and read_page, from now on.
   tools.provide({
     agents: agentsAsTools({ service, executor, catalog }),
     web: webTools(webAgent),

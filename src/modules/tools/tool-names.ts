@@ -32,7 +32,7 @@ function withSuffix(base: string, suffix: string): string {
  * The names of one set of tools, given out in order. A name already taken gets `_` and the end of
  * the later tool's id after it (an agent's or pipeline's: `Haiku_writer_3kT9sQ2a`), or its id
  * whole; a tool without an id (a server's, a document's) `_2`, `_3`… — so the earlier tool keeps
- * its name, and a name given to an agent or pipeline names it alone.
+ * its name. A name with nothing valid in it is the id, or `tool`.
  */
 export class ToolNames {
   private readonly taken: Set<string>;
@@ -46,13 +46,14 @@ export class ToolNames {
   take(wanted: string, id?: string): string {
     const base = toolNameOf(wanted);
     const byId = id === undefined ? '' : toolNameOf(id);
+    const stem = base || byId || 'tool';
     const candidates = [
       base,
       base !== '' && byId !== '' ? withSuffix(base, `_${byId.slice(-8)}`) : '',
       byId,
+      stem,
     ];
     let name = candidates.find((candidate) => candidate !== '' && !this.taken.has(candidate));
-    const stem = base === '' ? byId || 'tool' : base;
     for (let n = 2; name === undefined; n += 1) {
       const numbered = withSuffix(stem, `_${n}`);
       if (!this.taken.has(numbered)) name = numbered;
