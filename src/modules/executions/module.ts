@@ -25,6 +25,7 @@ import {
 } from './change-feed.js';
 import { ExecutionService, type ConversationLookup } from './execution-service.js';
 import { ExecutionsRepository } from './executions.repository.js';
+import { ExecutionStepsRepository } from './execution-steps.repository.js';
 import { executionsPlugin } from './executions.routes.js';
 import { InstanceRegistry } from './instance-registry.js';
 
@@ -171,6 +172,7 @@ async function startExecutions(
   }
   return new ExecutionService({
     repository,
+    steps: new ExecutionStepsRepository(dependencies.storage.db),
     feed,
     conversations: dependencies.conversations,
     instanceId,

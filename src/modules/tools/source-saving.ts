@@ -7,7 +7,8 @@ import { InvalidParameterError } from '../../errors/app-error.js';
 import type { TargetAllowList } from '../../net/address-policy.js';
 import type { Resolver } from '../../net/fetch-target.js';
 import { checkToolUrl, PolicyFetchError } from '../../net/policy-fetch.js';
-import { OpenApiDocumentError, readOpenApiDocument } from './openapi-tools.js';
+import { OpenApiDocumentError } from './openapi-expander.js';
+import { readOpenApiDocument } from './openapi-tools.js';
 import type { SecretBox } from './secret-box.js';
 import {
   isSourceEntry,

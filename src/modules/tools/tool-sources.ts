@@ -17,12 +17,9 @@ import {
   type McpDeps,
   type McpToolInfo,
 } from './mcp-tools.js';
-import {
-  callOperation,
-  OpenApiDocumentError,
-  readOpenApiDocument,
-  type OpenApiOperation,
-} from './openapi-tools.js';
+import { callOperation } from './openapi-calls.js';
+import { OpenApiDocumentError } from './openapi-expander.js';
+import { readOpenApiDocument, type OpenApiOperation } from './openapi-tools.js';
 import { SecretBox, unreadableSecretMessage } from './secret-box.js';
 import { preparedSource, sealedTokensOf, type SourceSaving } from './source-saving.js';
 import type { ToolBox, ToolOutcome, ToolSpec } from './tool.js';

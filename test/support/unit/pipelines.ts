@@ -29,6 +29,7 @@ import { PipelineRunner } from '../../../src/modules/pipelines/pipeline-runner.j
 import { PipelineService } from '../../../src/modules/pipelines/pipeline-service.js';
 import { createKnowledgeIndex } from '../../../src/storage/dialects/knowledge-dialect.js';
 import { ExecutionsRepository } from '../../../src/modules/executions/executions.repository.js';
+import { ExecutionStepsRepository } from '../../../src/modules/executions/execution-steps.repository.js';
 import { DocumentStore } from '../../../src/modules/knowledge/document-store.repository.js';
 import { KnowledgeRepository } from '../../../src/modules/knowledge/knowledge.repository.js';
 import { PipelinesRepository } from '../../../src/modules/pipelines/pipelines.repository.js';
@@ -126,6 +127,7 @@ export async function pipelineStack(options: PipelineStackOptions): Promise<Pipe
   await feed.start();
   const executions = new ExecutionService({
     repository: new ExecutionsRepository(storage.db),
+    steps: new ExecutionStepsRepository(storage.db),
     feed,
     conversations,
     instanceId,
