@@ -17,12 +17,13 @@ import type { ChatModule } from './modules/chat/module.js';
 import type { CompletionsModule } from './modules/completions/module.js';
 import type { MessagesModule } from './modules/messages/module.js';
 import type { ResponsesModule } from './modules/responses/module.js';
-import type { ExecutionService } from './modules/pipelines/executions/execution-service.js';
-import type { InstanceRegistry } from './modules/pipelines/executions/instance-registry.js';
+import type { ExecutionService } from './modules/executions/execution-service.js';
+import type { InstanceRegistry } from './modules/executions/instance-registry.js';
 import type { JobQueue } from './jobs/job-queue.js';
 import type { PlatformMetrics } from './modules/metrics/metrics.js';
 import type { MetricsModule } from './modules/metrics/module.js';
 import type { PipelinesModule } from './modules/pipelines/module.js';
+import type { ExecutionsModule } from './modules/executions/module.js';
 import type { PipelineRunner } from './modules/pipelines/pipeline-runner.js';
 import type { PipelineService } from './modules/pipelines/pipeline-service.js';
 import type { AppConfig } from './config/config.js';
@@ -90,6 +91,7 @@ export interface Services {
     readonly conversations: ConversationsModule;
     readonly templates: TemplatesModule;
     readonly knowledge: KnowledgeModule;
+    readonly executions: ExecutionsModule;
     readonly pipelines: PipelinesModule;
     readonly agents: AgentsModule;
     readonly chat: ChatModule;
@@ -156,10 +158,10 @@ export function servicesOf(
     agentCatalog: agents.catalog,
     agents: agents.service,
     agentExecutor: agents.executor,
-    executions: pipelines.executions,
+    executions: modules.executions.service,
     pipelines: pipelines.pipelines,
     pipelineRunner: pipelines.runner,
-    jobs: pipelines.jobs,
+    jobs: modules.executions.jobs,
     routing: modules.routing.service,
     modules,
     metrics: modules.metrics.metrics,

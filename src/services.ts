@@ -3,19 +3,19 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { rateLimitExceeded } from './modules/accounts/rate-limiter.js';
 import { createAccountsModule, type AccountsModule } from './modules/accounts/module.js';
-import {
-  createAgentsModule,
-  type AgentsModule,
-  type PipelineTools,
-} from './modules/agents/module.js';
-import { AppError, NotFoundError } from './errors/app-error.js';
-import { createToolSources } from './modules/tools/module.js';
+import { createAgentsModule, type AgentsModule } from './modules/agents/module.js';
+import { createToolsModule, type ToolsModule } from './modules/tools/module.js';
+import { createExecutionsModule, type ExecutionsModule } from './modules/executions/module.js';
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
 import { createCompletionsModule } from './modules/completions/module.js';
 import { createMessagesModule } from './modules/messages/module.js';
 import { createResponsesModule } from './modules/responses/module.js';
 import { createMetricsModule, type MetricsModule } from './modules/metrics/module.js';
-import { createPipelinesModule, type PipelinesModule } from './modules/pipelines/module.js';
+import {
+  createPipelinesModule,
+  pipelinesUsingAgents,
+  type PipelinesModule,
+} from './modules/pipelines/module.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
 import {
   createConversationsModule,
@@ -121,7 +121,7 @@ async function wireServices(
     storage,
     redis,
     localEngine: engines.localEngine,
-    instances: runs.pipelines.instances,
+    instances: runs.executions.instances,
     startBackgroundWork: () => startBackgroundWork(config, engines, logger),
     close: () => closers.closeAll(),
   };
@@ -143,59 +143,32 @@ async function contentModules(wiring: Wiring, models: ModelRegistry) {
   return { templates, conversations, text, knowledge };
 }
 
-/** A ToolAgent's `pipeline` tools: the account's pipelines, each run to its end. */
-function pipelineTools(pipelines: () => PipelinesModule): PipelineTools {
-  return {
-    async exists(accountId, id) {
-      try {
-        await pipelines().pipelines.get(accountId, id);
-        return true;
-      } catch (error) {
-        if (error instanceof NotFoundError) return false;
-        throw error;
-      }
-    },
-    async run(accountId, id, inputs, signal) {
-      const { execution } = await pipelines().runner.start(accountId, id, inputs, {
-        conversationId: null,
-        userId: null,
-        detach: false,
-        signal,
-      });
-      if (execution.status === 'completed') return execution.output ?? {};
-      if (execution.status === 'waiting_for_approval') {
-        throw new AppError(
-          'conflict',
-          `The pipeline's execution ${execution.id} waits for a person's approval; it goes on once decided, but this call cannot wait for it.`,
-        );
-      }
-      const error = execution.error;
-      throw new AppError(
-        error?.code ?? 'internal_error',
-        `The pipeline's execution ${execution.id} failed: ${error?.message ?? 'see the execution'}`,
-      );
-    },
-  };
-}
-
-/** Pipelines, their executions and job queue, and the agents whose runs they record. */
+/**
+ * The tool registry and the execution records first, then the agents that record their runs there,
+ * then the pipelines whose stages run agents: each built over the ones before it, given what it
+ * needs. The agents and pipelines modules give the registry their parts (themselves, as tools).
+ */
 async function runModules(
   wiring: Wiring,
   engines: Engines,
   content: Awaited<ReturnType<typeof contentModules>>,
   accounts: AccountsModule,
-): Promise<{ pipelines: PipelinesModule; agents: AgentsModule }> {
+): Promise<{
+  tools: ToolsModule;
+  executions: ExecutionsModule;
+  agents: AgentsModule;
+  pipelines: PipelinesModule;
+}> {
   const { config, closers, storage, redis, overrides, logger, now } = wiring;
   // MCP servers' and OpenAPI APIs' tools: one connection pool and tool-list cache per process.
   // Large answers of MCP servers are parsed in the text threads.
-  const toolSources = createToolSources(config, { text: content.text });
-  closers.add('tool sources', () => toolSources.close());
-  // Agents record their runs in the pipelines module's executions: the agents module is made
-  // there, once they exist (and before the module's queue takes its first run).
-  let agents!: AgentsModule;
-  const pipelines: PipelinesModule = closers.started(
-    'pipelines',
-    await createPipelinesModule({
+  const tools = closers.started(
+    'tools',
+    createToolsModule({ config, text: content.text, knowledge: content.knowledge.service, logger }),
+  );
+  const executions = closers.started(
+    'executions',
+    await createExecutionsModule({
       config,
       storage,
       redis,
@@ -203,46 +176,53 @@ async function runModules(
       executionChannel: overrides.executionChannel,
       jobPrefix: overrides.jobPrefix,
       conversations: content.conversations.service,
-      agents: (executions) => {
-        agents = closers.started(
-          'agents',
-          createAgentsModule({
-            config,
-            db: storage.db,
-            models: engines.models,
-            text: content.text,
-            knowledge: content.knowledge.service,
-            // Called only once the service runs, after the pipelines module exists.
-            usage: { pipelinesUsing: (agentId) => pipelines.pipelines.usingAgent(agentId) },
-            executions,
-            pipelines: pipelineTools(() => pipelines),
-            toolSources,
-            onPaused: (executionId, accountId) =>
-              pipelines.approvals.paused(executionId, accountId),
-            logger,
-            now,
-          }),
-        );
-        return agents;
-      },
+      arguments: tools.arguments,
       credentialWatch: accounts.credentialWatch,
       metrics: engines.metrics.metrics,
       logger,
       now,
     }),
   );
-  return { pipelines, agents };
+  const onPaused = (executionId: string, accountId: string) =>
+    executions.approvals.paused(executionId, accountId);
+  const agents = closers.started(
+    'agents',
+    createAgentsModule({
+      config,
+      db: storage.db,
+      models: engines.models,
+      text: content.text,
+      knowledge: content.knowledge.service,
+      usage: pipelinesUsingAgents(storage.db),
+      executions: executions.service,
+      tools: tools.registry,
+      onPaused,
+      logger,
+      now,
+    }),
+  );
+  const pipelines = closers.started(
+    'pipelines',
+    await createPipelinesModule({
+      storage,
+      agents,
+      executions: executions.service,
+      jobs: executions.jobs,
+      onPaused,
+      tools: tools.registry,
+      logger,
+      now,
+    }),
+  );
+  return { tools, executions, agents, pipelines };
 }
 
 /** The modules that answer requests over the others: usage, routing, chat, the dialects, voice. */
 function servingModules(
   wiring: Wiring,
   engines: Engines,
-  built: Awaited<ReturnType<typeof contentModules>> & {
-    pipelines: PipelinesModule;
-    agents: AgentsModule;
-    accounts: AccountsModule;
-  },
+  built: Awaited<ReturnType<typeof contentModules>> &
+    Awaited<ReturnType<typeof runModules>> & { accounts: AccountsModule },
 ) {
   const { config, closers, storage, redis, overrides, logger, now } = wiring;
   const { models } = engines;
@@ -312,12 +292,8 @@ function servingModules(
   const mcp = closers.started(
     'mcp',
     createMcpModule({
-      agents,
-      pipelines: built.pipelines,
-      knowledge: built.knowledge.service,
-      features: config.features,
+      tools: built.tools.registry,
       version: config.version,
-      logger,
       rateLimiter: accounts.rateLimiter,
     }),
   );

@@ -10,7 +10,7 @@ import {
   postgresChangeTransport,
   redisChangeTransport,
   type ChangeTransport,
-} from '../src/modules/pipelines/executions/change-feed.js';
+} from '../src/modules/executions/change-feed.js';
 import { openStorage } from '../src/storage/database.js';
 import { PostgresListener } from '../src/storage/dialects/postgres-notifications.js';
 import {

@@ -15,11 +15,18 @@ import { createPolicyFetch, PolicyFetchError } from '../src/net/policy-fetch.js'
 import { toolsConfig } from '../src/modules/tools/tools.config.js';
 import { textConfig } from '../src/config/text-config.js';
 import { TextPool } from '../src/text-pool/text-pool.js';
+import Type from 'typebox';
+import {
+  ToolEntrySchema,
+  type StoredToolEntry,
+  type ToolEntry,
+} from '../src/modules/tools/tool-entries.js';
 import {
   shownToolSources,
   ToolSources,
   type OpenedToolSources,
 } from '../src/modules/tools/tool-sources.js';
+import { requireSchema } from '../src/validation/schema-validator.js';
 import {
   startHttpServer,
   startPagedServer,
@@ -68,13 +75,33 @@ function sources(setup: SourcesSetup = {}): ToolSources {
   return service;
 }
 
+/**
+ * Saves `entries` as the service does: validated against the entries' schema first (an agent's
+ * configuration is, before its tools are prepared), then prepared; `previous` as stored.
+ */
+async function save(
+  service: ToolSources,
+  accountId: string,
+  entries: unknown[],
+  previous: unknown[] = [],
+): Promise<StoredToolEntry[]> {
+  const checked = requireSchema<ToolEntry[]>(
+    Type.Array(ToolEntrySchema),
+    entries,
+    'tool entries',
+    'configuration.tools',
+  );
+  return service.prepareForSave(accountId, checked, previous as StoredToolEntry[]);
+}
+
+/** A run's tools of `entries`: as stored (prepared), or as given where nothing needs preparing. */
 async function open(
   service: ToolSources,
   entries: unknown[],
   accountId = 'acct_1',
   signal = new AbortController().signal,
 ): Promise<OpenedToolSources> {
-  const box = await service.open(accountId, entries, signal);
+  const box = await service.open(accountId, entries as StoredToolEntry[], signal);
   opened.push(box);
   return box;
 }
@@ -223,7 +250,8 @@ describe('MCP servers over Streamable HTTP', () => {
 
   it('sends the bearer token from a TOOL_SECRET_ variable and the entry headers', async () => {
     const service = sources();
-    const [stored] = await service.prepareForSave(
+    const [stored] = await save(
+      service,
       'acct_1',
       [{ ...entry(), bearer_token_env: 'TOOL_SECRET_DEMO', headers: { 'X-Custom': 'yes' } }],
       [],
@@ -268,7 +296,8 @@ describe('an MCP server over HTTP+SSE', () => {
 
   it('lists and calls its tools, errors included, with the stored token', async () => {
     const service = sources();
-    const stored = await service.prepareForSave(
+    const stored = await save(
+      service,
       'acct_1',
       [{ type: 'mcp', name: 'old', url: server.url, transport: 'sse', bearer_token: 'sse-secret' }],
       [],
@@ -322,7 +351,7 @@ describe('stored tokens', () => {
       url: server.url,
       bearer_token: 'very-secret-token',
     };
-    const stored = await service.prepareForSave('acct_1', [given], []);
+    const stored = await save(service, 'acct_1', [given], []);
     const storedEntry = stored[0] as Record<string, unknown>;
     expect(storedEntry.bearer_token).toBeUndefined();
     expect(typeof storedEntry.bearer_token_encrypted).toBe('string');
@@ -342,7 +371,7 @@ describe('stored tokens', () => {
     expect(JSON.stringify(shown)).not.toContain(storedEntry.bearer_token_encrypted as string);
 
     // Saved again as shown: the sealed token stays.
-    const again = await service.prepareForSave('acct_1', shown, stored);
+    const again = await save(service, 'acct_1', shown, stored);
     expect((again[0] as Record<string, unknown>).bearer_token_encrypted).toBe(
       storedEntry.bearer_token_encrypted,
     );
@@ -355,7 +384,8 @@ describe('stored tokens', () => {
   it('cannot be saved without the operator key (400 naming the field)', async () => {
     const service = sources({ env: { TOOL_SECRETS_KEY: '' } });
     const { param, message } = await refusal(
-      service.prepareForSave(
+      save(
+        service,
         'acct_1',
         [
           { type: 'web_search', name: 'search' },
@@ -369,7 +399,8 @@ describe('stored tokens', () => {
   });
 
   it('that the current key cannot open make the source answer so', async () => {
-    const saved = await sources().prepareForSave(
+    const saved = await save(
+      sources(),
       'acct_1',
       [
         { type: 'mcp', name: 'm', url: server.url, bearer_token: 't1' },
@@ -405,7 +436,8 @@ describe('saving tool sources', () => {
     const url = 'http://127.0.0.1:1/mcp';
     expect(
       await refusal(
-        service.prepareForSave(
+        save(
+          service,
           'a',
           [
             { type: 'mcp', name: 'a', url },
@@ -417,11 +449,7 @@ describe('saving tool sources', () => {
     ).toMatchObject({ param: 'configuration.tools[1].name' });
     expect(
       await refusal(
-        service.prepareForSave(
-          'a',
-          [{ type: 'mcp', name: 'a', url, bearer_token_env: 'DATABASE_URL' }],
-          [],
-        ),
+        save(service, 'a', [{ type: 'mcp', name: 'a', url, bearer_token_env: 'DATABASE_URL' }], []),
       ),
     ).toMatchObject({
       param: 'configuration.tools[0].bearer_token_env',
@@ -429,7 +457,8 @@ describe('saving tool sources', () => {
     });
     expect(
       await refusal(
-        service.prepareForSave(
+        save(
+          service,
           'a',
           [{ type: 'mcp', name: 'a', url, headers: { Authorization: 'Bearer x' } }],
           [],
@@ -438,15 +467,15 @@ describe('saving tool sources', () => {
     ).toMatchObject({ param: 'configuration.tools[0].headers' });
     expect(
       await refusal(
-        service.prepareForSave('a', [{ type: 'mcp', name: 'a', url: 'ftp://example.com/' }], []),
+        save(service, 'a', [{ type: 'mcp', name: 'a', url: 'ftp://example.com/' }], []),
       ),
     ).toMatchObject({ param: 'configuration.tools[0].url' });
     expect(
-      await refusal(service.prepareForSave('a', [{ type: 'mcp', name: 'a', url, bogus: 1 }], [])),
+      await refusal(save(service, 'a', [{ type: 'mcp', name: 'a', url, bogus: 1 }], [])),
     ).toMatchObject({ param: expect.stringContaining('configuration.tools[0]') });
     // Built-in entries are passed through as given.
     const builtIn = { type: 'knowledge_search', name: 'kb', knowledge_base_ids: ['kb_1'] };
-    expect(await service.prepareForSave('a', [builtIn], [])).toEqual([builtIn]);
+    expect(await save(service, 'a', [builtIn], [])).toEqual([builtIn]);
   });
 });
 
@@ -456,7 +485,7 @@ describe('the address policy', () => {
     try {
       const strict = sources({ allow: [] });
       const entry = { type: 'mcp', name: 'local', url: server.url };
-      const { param, message } = await refusal(strict.prepareForSave('a', [entry], []));
+      const { param, message } = await refusal(save(strict, 'a', [entry], []));
       expect(param).toBe('configuration.tools[0].url');
       expect(message).toContain('loopback');
       expect(message).toContain('tools.allowed_private_targets');
@@ -480,19 +509,11 @@ describe('the address policy', () => {
       },
     });
     const metadata = await refusal(
-      service.prepareForSave(
-        'a',
-        [{ type: 'mcp', name: 'm', url: 'http://169.254.169.254/latest' }],
-        [],
-      ),
+      save(service, 'a', [{ type: 'mcp', name: 'm', url: 'http://169.254.169.254/latest' }], []),
     );
     expect(metadata.message).toContain('cloud metadata');
     const named = await refusal(
-      service.prepareForSave(
-        'a',
-        [{ type: 'mcp', name: 'm', url: 'http://metadata.google.internal/' }],
-        [],
-      ),
+      save(service, 'a', [{ type: 'mcp', name: 'm', url: 'http://metadata.google.internal/' }], []),
     );
     expect(named.message).toContain('cloud metadata');
     expect(resolved).toBe(0);
@@ -508,9 +529,7 @@ describe('the address policy', () => {
       const inside: Resolver = () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
       const strict = sources({ allow: [], resolve: inside });
       const url = `http://tools.example:${server.port}/mcp`;
-      const { message } = await refusal(
-        strict.prepareForSave('a', [{ type: 'mcp', name: 'n', url }], []),
-      );
+      const { message } = await refusal(save(strict, 'a', [{ type: 'mcp', name: 'n', url }], []));
       expect(message).toContain('tools.example resolves to a loopback address');
       expect(message).not.toContain('127.0.0.1');
 
@@ -523,7 +542,7 @@ describe('the address policy', () => {
             : [{ address: '127.0.0.1', family: 4 as const }],
         );
       const fooled = sources({ allow: [], resolve: rebinding });
-      const stored = await fooled.prepareForSave('a', [{ type: 'mcp', name: 'n', url }], []);
+      const stored = await save(fooled, 'a', [{ type: 'mcp', name: 'n', url }], []);
       const box = await open(fooled, stored);
       expect(box.unavailable[0]?.message).toContain('resolves to a loopback address');
       expect(server.requests).toEqual([]);
@@ -668,7 +687,8 @@ describe('OpenAPI tool sources', () => {
 
   it('makes a tool per operation whose arguments reach the API', async () => {
     const service = sources();
-    const stored = await service.prepareForSave(
+    const stored = await save(
+      service,
       'acct_1',
       [
         {
@@ -744,7 +764,8 @@ describe('OpenAPI tool sources', () => {
 
     expect(
       await refusal(
-        service.prepareForSave(
+        save(
+          service,
           'a',
           [{ type: 'openapi', name: 'i', document: document(), operations: ['getItem', 'nope'] }],
           [],
@@ -758,7 +779,7 @@ describe('OpenAPI tool sources', () => {
       items: { $ref: '#/components/schemas/NewItem' },
     };
     const cycle = await refusal(
-      service.prepareForSave('a', [{ type: 'openapi', name: 'i', document: cyclic }], []),
+      save(service, 'a', [{ type: 'openapi', name: 'i', document: cyclic }], []),
     );
     expect(cycle.param).toBe('configuration.tools[0].document.paths./items.post.requestBody');
     expect(cycle.message).toContain("$ref '#/components/schemas/NewItem'");
@@ -769,25 +790,21 @@ describe('OpenAPI tool sources', () => {
       parameters: [{ $ref: 'https://example.com/p.json' }],
     } as never;
     expect(
-      (
-        await refusal(
-          service.prepareForSave('a', [{ type: 'openapi', name: 'i', document: external }], []),
-        )
-      ).message,
+      (await refusal(save(service, 'a', [{ type: 'openapi', name: 'i', document: external }], [])))
+        .message,
     ).toContain('only references within the document');
 
     const noServer = { ...document(), servers: [{ url: '/relative' }] };
     expect(
-      await refusal(
-        service.prepareForSave('a', [{ type: 'openapi', name: 'i', document: noServer }], []),
-      ),
+      await refusal(save(service, 'a', [{ type: 'openapi', name: 'i', document: noServer }], [])),
     ).toMatchObject({
       param: 'configuration.tools[0].base_url',
     });
     const empty = { openapi: '3.0.0', paths: { '/x': { get: { summary: 'no id' } } } };
     expect(
       await refusal(
-        service.prepareForSave(
+        save(
+          service,
           'a',
           [{ type: 'openapi', name: 'i', document: empty, base_url: 'http://127.0.0.1:1' }],
           [],
@@ -798,17 +815,13 @@ describe('OpenAPI tool sources', () => {
     });
     const huge = { ...document(), info: { title: 'x'.repeat(600 * 1024), version: '1' } };
     expect(
-      await refusal(
-        service.prepareForSave('a', [{ type: 'openapi', name: 'i', document: huge }], []),
-      ),
+      await refusal(save(service, 'a', [{ type: 'openapi', name: 'i', document: huge }], [])),
     ).toMatchObject({
       param: 'configuration.tools[0].document',
     });
     const strict = sources({ allow: [] });
     expect(
-      await refusal(
-        strict.prepareForSave('a', [{ type: 'openapi', name: 'i', document: document() }], []),
-      ),
+      await refusal(save(strict, 'a', [{ type: 'openapi', name: 'i', document: document() }], [])),
     ).toMatchObject({
       param: 'configuration.tools[0].document.servers',
     });

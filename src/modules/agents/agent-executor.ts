@@ -2,7 +2,7 @@
 // both use it); `execute` records it through the execution service: running, then completed or failed.
 import type { Logger } from 'pino';
 import { AppError } from '../../errors/app-error.js';
-import type { ExecutionService } from '../pipelines/executions/execution-service.js';
+import type { ExecutionService } from '../executions/execution-service.js';
 import {
   executionError,
   executionErrorFrom,
@@ -20,7 +20,7 @@ import {
   type StepLog,
   type TextWork,
 } from './agent-type.js';
-import type { Execution } from '../pipelines/executions/execution.js';
+import type { Execution } from '../executions/execution.js';
 import { executionStepLog, memoryStepLog } from './step-log.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from '../../validation/schema-validator.js';

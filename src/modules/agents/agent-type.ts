@@ -6,8 +6,7 @@ import type { TObject } from 'typebox';
 import type { Agent } from './agent.js';
 import type { InputRule } from './agent-input.js';
 import type { AgentModels } from '../../models/agent-models.js';
-import type { ToolBox } from '../tools/tool.js';
-import type { NewStep, StepRecord, StepUpdate } from '../pipelines/executions/execution.js';
+import type { NewStep, StepRecord, StepUpdate } from '../executions/execution.js';
 
 export const agentTypeIds = [
   'RetrievalAgent',
@@ -93,15 +92,6 @@ export class AwaitingApproval extends Error {
     super('a tool call waits for approval');
     this.name = 'AwaitingApproval';
   }
-}
-
-/** Opens the tools of a ToolAgent's configuration for one run. */
-export interface ToolOpener {
-  open(
-    agent: Agent,
-    entries: readonly Record<string, unknown>[],
-    options: { signal: AbortSignal; depth: number; callerAccountId: string },
-  ): Promise<ToolBox>;
 }
 
 export interface AgentRunContext {

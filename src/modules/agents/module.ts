@@ -1,9 +1,10 @@
-// The agents module, wired: the agent types in their catalog (the spec's six and ToolAgent), the agents' storage and service,
-// the executor that runs them, and the HTTP plugin for app.ts to register.
+// The agents module, wired: the agent types in their catalog (the spec's six and ToolAgent, whose
+// tools are the tool registry's), the agents' storage and service, the executor that runs them,
+// the agents' part of the tool registry, and the HTTP plugin for app.ts to register.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config.js';
-import type { ExecutionService } from '../pipelines/executions/execution-service.js';
+import type { ExecutionService } from '../executions/execution-service.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
@@ -21,22 +22,9 @@ import { createStructureAgent } from './types/structure-agent.js';
 import { summarizationAgent } from './types/summarization-agent.js';
 import { createWebAgent } from './types/web-agent.js';
 import { createToolAgent } from './types/tool-agent.js';
-import { agentToolOpener } from './tools/agent-tools.js';
-import { toolChecks } from './tools/tool-checks.js';
-import { externalTools } from './tools/external-tools.js';
-import {
-  McpToolSourceSchema,
-  OpenApiToolSourceSchema,
-  RequiresApprovalSchema,
-  IdempotentSchema,
-  ToolEntryNameSchema,
-  type ToolSources,
-} from '../tools/module.js';
-import { builtinToolEntrySchemas } from './tools/tool-entries.js';
-import Type from 'typebox';
-import type { BuiltinDependencies } from './tools/builtin-tools.js';
-import { AppError, NotFoundError } from '../../errors/app-error.js';
-import { requireSchema } from '../../validation/schema-validator.js';
+import { agentsAsTools, webTools } from './agent-tools.js';
+import { ToolEntrySchema } from '../tools/module.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 
 export interface AgentsModuleDependencies {
   readonly config: AppConfig;
@@ -48,28 +36,17 @@ export interface AgentsModuleDependencies {
   readonly knowledge: Pick<KnowledgeService, 'search' | 'missingKnowledgeBases'>;
   /** The pipelines whose stages run an agent (a delete while some do is a 409). */
   readonly usage: AgentUsage;
-  /** Where every execution is recorded. */
+  /** Where every execution is recorded (the executions module's). */
   readonly executions: ExecutionService;
-  /** Pipelines a ToolAgent may run as tools (bound once the pipelines module exists). */
-  readonly pipelines: PipelineTools;
-  /** Tools of MCP servers and OpenAPI documents (the tools module's; closed by its owner). */
-  readonly toolSources: ToolSources;
+  /**
+   * The ToolAgent's tools (the tools module's registry). The module gives it the account's agents
+   * as tools, and the WebAgent's search and page reading, once its executor exists.
+   */
+  readonly tools: Pick<ToolRegistry, 'prepare' | 'shown' | 'open' | 'arguments' | 'provide'>;
   /** Told when an agent execution pauses for approval. */
   readonly onPaused?: ((executionId: string, accountId: string) => void) | undefined;
   readonly logger: Logger;
   readonly now: () => number;
-}
-
-/** What a ToolAgent's `pipeline` tools need of the pipelines module. */
-export interface PipelineTools {
-  exists(accountId: string, id: string): Promise<boolean>;
-  /** Runs the pipeline to its end: its output, or an AppError with the run's failure. */
-  run(
-    accountId: string,
-    id: string,
-    inputs: Record<string, unknown>,
-    signal: AbortSignal,
-  ): Promise<Record<string, unknown>>;
 }
 
 export interface AgentsModule {
@@ -104,52 +81,8 @@ function knowledgeSearcher(knowledge: AgentsModuleDependencies['knowledge']): Kn
 }
 
 export function createAgentsModule(dependencies: AgentsModuleDependencies): AgentsModule {
-  const { config, db, models, text, knowledge, logger, now } = dependencies;
+  const { config, db, models, text, knowledge, tools, logger, now } = dependencies;
   const webAgent = createWebAgent(config.web, config.secrets, text);
-  const external = externalTools(dependencies.toolSources);
-  // The built-ins reach the executor and service, made below (called only at run time).
-  const late = {} as { executor: AgentExecutor; service: AgentService };
-  const builtins: BuiltinDependencies = {
-    knowledge: knowledgeSearcher(knowledge),
-    async web(configuration, input, signal) {
-      const settings = requireSchema<Record<string, unknown>>(
-        webAgent.configurationSchema,
-        configuration,
-        'web tool configuration',
-        'configuration',
-      );
-      const context = { signal } as Parameters<typeof webAgent.run>[0];
-      return webAgent.run(context, settings as never, input, {});
-    },
-    async agent(owner, agentId, query, options) {
-      let agent;
-      try {
-        agent = await late.service.get(owner.accountId, agentId);
-      } catch (error) {
-        if (error instanceof NotFoundError) {
-          throw new AppError('not_found', `The agent '${agentId}' no longer exists.`);
-        }
-        throw error;
-      }
-      const { parameters } = await late.executor.prepare(agent, { query });
-      try {
-        const run = await late.executor.run(agent, { query }, parameters, {
-          callerAccountId: owner.accountId,
-          signal: options.signal,
-          depth: options.depth,
-        });
-        return run.result;
-      } catch (error) {
-        if (error instanceof AgentRunError) {
-          if (error.aborted) throw error;
-          throw new AppError(error.error.code, error.error.message);
-        }
-        throw error;
-      }
-    },
-    pipeline: (accountId, id, inputs, signal) =>
-      dependencies.pipelines.run(accountId, id, inputs, signal),
-  };
   const catalog = new AgentCatalog([
     createRetrievalAgent(knowledgeSearcher(knowledge)),
     summarizationAgent,
@@ -157,29 +90,11 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     generationAgent,
     webAgent,
     createStructureAgent((task, size, signal) => text.structure(task, size, signal)),
-    createToolAgent(
-      agentToolOpener(builtins, external),
-      toolChecks(
-        {
-          missingKnowledgeBases: (accountId, ids) =>
-            knowledge.missingKnowledgeBases(accountId, ids),
-          agentExists: async (accountId, id) =>
-            (await late.service.get(accountId, id).catch(() => null))?.accountId === accountId,
-          pipelineExists: (accountId, id) => dependencies.pipelines.exists(accountId, id),
-        },
-        external,
-      ),
-      // One entry of a ToolAgent's `tools`: an outside source, or a built-in.
-      Type.Union([
-        McpToolSourceSchema,
-        OpenApiToolSourceSchema,
-        ...builtinToolEntrySchemas(ToolEntryNameSchema, RequiresApprovalSchema, IdempotentSchema),
-      ]),
-      {
-        maxCallsPerTurn: config.tools.maxCallsPerTurn,
-        maxArgumentBytes: config.tools.maxArgumentBytes,
-      },
-    ),
+    createToolAgent({
+      tools,
+      entrySchema: ToolEntrySchema,
+      maxCallsPerTurn: config.tools.maxCallsPerTurn,
+    }),
   ]);
   const service = new AgentService({
     agents: new AgentsRepository(db),
@@ -202,8 +117,12 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     approvalTimeoutMs: config.tools.approvalTimeoutMs,
     ...(dependencies.onPaused === undefined ? {} : { onPaused: dependencies.onPaused }),
   });
-  late.service = service;
-  late.executor = executor;
+  // The registry offers the account's agents as tools (a ToolAgent's `agent` entries, /mcp's
+  // exposed agents) and the WebAgent's parts as web_search and read_page, from now on.
+  tools.provide({
+    agents: agentsAsTools({ service, executor, catalog }),
+    web: webTools(webAgent),
+  });
   return {
     service,
     catalog,

@@ -1,7 +1,7 @@
 // The steps of a tool-calling agent recorded on its execution: what the execution detail and its
 // events show, and what a paused or interrupted run is continued from.
-import type { ExecutionService } from '../pipelines/executions/execution-service.js';
-import type { StepRecord } from '../pipelines/executions/execution.js';
+import type { ExecutionService } from '../executions/execution-service.js';
+import type { StepRecord } from '../executions/execution.js';
 import type { StepLog } from './agent-type.js';
 
 /**

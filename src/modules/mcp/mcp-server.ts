@@ -11,7 +11,8 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { PlatformTool, PlatformTools, ToolCaller } from './platform-tools.js';
+import type { OfferedTool, ToolCaller } from '../tools/offered-tools.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 
 /**
  * The SDK's server makes a new Ajv instance per server unless given one; it uses it only to check
@@ -30,7 +31,7 @@ const instructions =
 
 /** A server for `caller`; connect it to the request's transport, and close both when it ends. */
 export function platformMcpServer(
-  tools: PlatformTools,
+  tools: Pick<ToolRegistry, 'offered' | 'callOffered'>,
   caller: ToolCaller,
   info: McpServerInfo,
 ): McpServer {
@@ -40,8 +41,8 @@ export function platformMcpServer(
   );
   mcp.server.registerCapabilities({ tools: {} });
   // One request may list and call (a batch); the account's tools are read once for it.
-  let listed: Promise<PlatformTool[]> | undefined;
-  const accountTools = () => (listed ??= tools.list(caller.accountId));
+  let listed: Promise<OfferedTool[]> | undefined;
+  const accountTools = () => (listed ??= tools.offered(caller.accountId));
 
   mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: (await accountTools()).map((tool) => ({
@@ -58,7 +59,7 @@ export function platformMcpServer(
     if (tool === undefined) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: '${name.slice(0, 100)}'.`);
     }
-    return tools.call(tool, request.params.arguments, {
+    return tools.callOffered(tool, request.params.arguments, {
       ...caller,
       signal: AbortSignal.any([caller.signal, extra.signal]),
     });

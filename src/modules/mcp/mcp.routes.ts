@@ -14,10 +14,10 @@ import { principalOf } from '../../http/types.js';
 import { checkMcpRequest } from './mcp-request.js';
 import { platformMcpServer, type McpServerInfo } from './mcp-server.js';
 import { maxBatchMessages, McpRequestBody, McpResponseBody } from './mcp.schemas.js';
-import type { PlatformTools } from './platform-tools.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 
 export interface McpRoutesDependencies {
-  readonly tools: PlatformTools;
+  readonly tools: Pick<ToolRegistry, 'offered' | 'callOffered'>;
   readonly info: McpServerInfo;
   /** Counts a batch's further messages as requests (the HTTP request is counted on its own). */
   readonly rateLimiter: RateLimiter;

@@ -1,37 +1,24 @@
-// The pipelines module, wired: execution records with their change feed (through Redis or
-// PostgreSQL to the other instances) and this instance's heartbeat, the queue of background runs,
-// pipelines and their runner, and the HTTP plugins of pipelines and executions for app.ts. What it
-// starts it closes, last started first, also when a later step of its start fails.
-import type { Redis } from 'ioredis';
+// The pipelines module, wired: pipelines and their runner over the agents (whose runs their stages
+// are) and the execution records, the account's pipelines as tools (given to the tool registry),
+// and the HTTP plugin of the pipelines' routes for app.ts. The runner takes the queued runs of the
+// executions module's queue, agent runs continued after a person's decision included.
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AgentExecutor, AgentRunError } from '../agents/agent-executor.js';
-import type { AgentService } from '../agents/agent-service.js';
-import type { CredentialWatch } from '../../auth/credential-watch.js';
-import type { AppConfig } from '../../config/config.js';
+import type { AgentService, AgentUsage } from '../agents/agent-service.js';
 import type { FeaturePlugin } from '../../http/feature-plugin.js';
-import { newId } from '../../ids.js';
-import { MemoryJobQueue, type JobQueue, type RunJob } from '../../jobs/job-queue.js';
-import { Closers } from '../../lifecycle/closers.js';
-import type { PlatformMetrics } from '../metrics/metrics.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Storage } from '../../storage/database.js';
-import { PostgresListener } from '../../storage/dialects/postgres-notifications.js';
-import {
-  ExecutionChangeFeed,
-  postgresChangeTransport,
-  redisChangeTransport,
-  type ChangeTransport,
-} from './executions/change-feed.js';
-import { ExecutionService, type ConversationLookup } from './executions/execution-service.js';
-import { ExecutionsRepository } from './executions/executions.repository.js';
-import { executionsPlugin } from './executions/executions.routes.js';
-import { InstanceRegistry } from './executions/instance-registry.js';
-import { ApprovalService } from './executions/approvals.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import type { ExecutionService } from '../executions/execution-service.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import { pipelinesAsTools } from './pipeline-tools.js';
 import { PipelineRunner } from './pipeline-runner.js';
 import { PipelineService } from './pipeline-service.js';
 import { PipelinesRepository } from './pipelines.repository.js';
 import { pipelinesPlugin } from './pipelines.routes.js';
 
-/** What stages run: the agents area's objects, lent by services.ts. */
+/** What stages run: the agents module's objects. */
 export interface PipelineAgents {
   /** Stages name agents: checked when a pipeline is saved, read again when a stage runs. */
   readonly service: AgentService;
@@ -42,27 +29,17 @@ export interface PipelineAgents {
 }
 
 export interface PipelinesModuleDependencies {
-  readonly config: Pick<AppConfig, 'database' | 'jobs' | 'tools'>;
   readonly storage: Pick<Storage, 'db'>;
-  /** Carries execution changes and the job queue between instances, when REDIS_URL is set. */
-  readonly redis: Redis | null;
-  /** A Redis key or channel name under the configured prefix. */
-  readonly redisName: (name: string) => string;
-  /** The Redis channel of execution changes, instead of the prefixed default (tests isolate). */
-  readonly executionChannel?: string | undefined;
-  /** The job queue's BullMQ key prefix, instead of the prefixed default (tests isolate). */
-  readonly jobPrefix?: string | undefined;
-  /** A run's `conversation_id` must name a conversation of its account (and user). */
-  readonly conversations: ConversationLookup;
-  /**
-   * The agents stages run, given the module's execution records once they exist: the agents'
-   * executor records agent runs through them.
-   */
-  readonly agents: (executions: ExecutionService) => PipelineAgents;
-  /** Ends a follower's event stream when its key is revoked or expires. */
-  readonly credentialWatch: CredentialWatch;
-  /** The job queue's depth and outcomes are reported here (`platform_jobs_*`). */
-  readonly metrics: PlatformMetrics;
+  /** The agents stages run (the agents module's). */
+  readonly agents: PipelineAgents;
+  /** Where runs are recorded (the executions module's). */
+  readonly executions: ExecutionService;
+  /** The queue of background runs (the executions module's), whose runs the runner takes. */
+  readonly jobs: JobQueue;
+  /** Told when a run pauses for a person's approval (the approvals watch its deadline). */
+  readonly onPaused: (executionId: string, accountId: string) => void;
+  /** The tool registry, given the account's pipelines as tools once the runner exists. */
+  readonly tools: Pick<ToolRegistry, 'provide'>;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -70,173 +47,28 @@ export interface PipelinesModuleDependencies {
 export interface PipelinesModule {
   readonly pipelines: PipelineService;
   readonly runner: PipelineRunner;
-  /** Execution records of agent and pipeline runs, and their change feed. */
-  readonly executions: ExecutionService;
-  /** This instance's heartbeat; `start()` before serving, so its runs are not taken for orphans. */
-  readonly instances: InstanceRegistry;
-  /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()`. */
-  readonly jobs: JobQueue;
-  /** Decisions on tool calls waiting for a person's approval, and their deadlines. */
-  readonly approvals: ApprovalService;
-  readonly plugins: {
-    /** The pipelines' routes, with their executions list and execute. */
-    readonly pipelines: FeaturePlugin;
-    /** GET /v1/executions/{id} and its event stream. */
-    readonly executions: FeaturePlugin;
-  };
+  /** The pipelines' routes, with their executions list and execute. */
+  readonly plugin: FeaturePlugin;
   close(): Promise<void>;
 }
 
-/** The PostgreSQL NOTIFY channel and default Redis channel of execution changes. */
-const executionChangesChannel = 'platform_execution_changes';
-
 /**
- * How execution changes reach the other instances: Redis pub/sub when REDIS_URL is set (it needs
- * no database connection of its own and works behind transaction-pooling proxies), else
- * PostgreSQL LISTEN/NOTIFY, else nothing: SQLite without Redis is one instance's.
+ * The pipelines whose stages run an agent, read from their table: an agent's delete asks it before
+ * the pipelines module is built (it needs no more than the database).
  */
-function executionTransport(dependencies: PipelinesModuleDependencies): ChangeTransport | null {
-  const { config, storage, redis, logger } = dependencies;
-  if (redis !== null) {
-    return redisChangeTransport(
-      redis,
-      dependencies.executionChannel ?? dependencies.redisName(executionChangesChannel),
-      logger,
-    );
-  }
-  if (config.database.kind === 'postgres') {
-    return postgresChangeTransport(
-      new PostgresListener({
-        url: config.database.url,
-        db: storage.db,
-        channel: executionChangesChannel,
-        logger,
-      }),
-    );
-  }
-  return null;
+export function pipelinesUsingAgents(db: Kysely<DatabaseSchema>): AgentUsage {
+  const repository = new PipelinesRepository(db);
+  return { pipelinesUsing: (agentId) => repository.usingAgent(agentId) };
 }
 
 /**
- * The queue of background runs: BullMQ on Redis when REDIS_URL is set (loaded only then), shared
- * by every instance on that Redis and prefix; else in this process.
+ * Builds the module and starts taking the queue's runs: a run queued before this instance started
+ * (or handed over by a stopping one) is continued from its records.
  */
-async function createJobQueue(dependencies: PipelinesModuleDependencies): Promise<JobQueue> {
-  const { config, redis, logger } = dependencies;
-  const onError = (job: RunJob, error: unknown) =>
-    logger.error(
-      { err: error, execution_id: job.executionId || undefined },
-      'background job failed',
-    );
-  if (redis === null) {
-    return new MemoryJobQueue({ concurrency: config.jobs.concurrency, onError });
-  }
-  const { BullmqJobQueue } = await import('../../jobs/bullmq-job-queue.js');
-  return new BullmqJobQueue({
-    redis,
-    prefix: dependencies.jobPrefix ?? dependencies.redisName('bull'),
-    concurrency: config.jobs.concurrency,
-    lockMs: config.jobs.lockMs,
-    enqueueWaitMs: config.jobs.enqueueWaitMs,
-    onError,
-    onHeld: (job) =>
-      logger.warn(
-        { execution_id: job.executionId },
-        'Redis did not take a background run in time: it is recorded, and queued when Redis answers',
-      ),
-  });
-}
-
-/** The background-run queue's depth and outcomes, as Prometheus metrics (`platform_jobs_*`). */
-function observeJobs(jobs: JobQueue, metrics: PlatformMetrics): void {
-  const queue = 'pipeline-runs';
-  // Start times of this instance's running jobs (at most the queue's concurrency).
-  const started = new Map<string, number>();
-  const ended = (executionId: string, outcome: 'completed' | 'failed' | 'retried') => {
-    const since = started.get(executionId);
-    started.delete(executionId);
-    metrics.jobEnded(queue, outcome, since === undefined ? 0 : (performance.now() - since) / 1000);
-  };
-  jobs.onEvent((event) => {
-    if (event.type === 'started') started.set(event.job.executionId, performance.now());
-    else if (event.type === 'completed') ended(event.job.executionId, 'completed');
-    else if (event.type === 'failed') ended(event.job.executionId, 'failed');
-    // Handed back by a stopping instance: it runs again elsewhere.
-    else if (event.type === 'handed-over') ended(event.job.executionId, 'retried');
-    jobs.counts().then(
-      (counts) => metrics.setJobCounts(queue, counts),
-      () => undefined,
-    );
-  });
-}
-
-/** The execution records and their change feed, listening once this resolves. */
-async function startExecutions(
+export async function createPipelinesModule(
   dependencies: PipelinesModuleDependencies,
-  closers: Closers,
-  instanceId: string,
-  repository: ExecutionsRepository,
-): Promise<ExecutionService> {
-  const feed = new ExecutionChangeFeed({
-    transport: executionTransport(dependencies),
-    origin: instanceId,
-    logger: dependencies.logger,
-  });
-  closers.add('execution change feed', () => feed.close());
-  try {
-    await feed.start();
-  } catch (error) {
-    throw new Error(`Cannot listen for execution changes (${feed.reach})`, { cause: error });
-  }
-  return new ExecutionService({
-    repository,
-    feed,
-    conversations: dependencies.conversations,
-    instanceId,
-    now: dependencies.now,
-  });
-}
-
-async function wirePipelines(
-  dependencies: PipelinesModuleDependencies,
-  closers: Closers,
 ): Promise<PipelinesModule> {
-  const { storage, logger, now } = dependencies;
-  const instanceId = newId('inst');
-  const executionsRepository = new ExecutionsRepository(storage.db);
-  const executions = await startExecutions(dependencies, closers, instanceId, executionsRepository);
-  // Runs of a stopped instance are queued again by the others (requeue is called only once the
-  // service runs, after the queue exists). It stops after the queue has handed its running jobs
-  // over (closers run last-added first); a heartbeat failing against a database that is going
-  // away is no reason to fail a shutdown.
-  const instances = new InstanceRegistry({
-    id: instanceId,
-    repository: executionsRepository,
-    executions,
-    requeue: (run) => jobs.enqueue(run),
-    // Runs whose tool calls were not approved in time end, whichever instance paused them.
-    sweep: () => approvals.expire(),
-    logger,
-    staleAfterMs: dependencies.config.jobs.instanceTimeoutMs,
-    heartbeatMs: Math.floor(dependencies.config.jobs.instanceTimeoutMs / 6),
-    now,
-  });
-  closers.add('instance registry', () => instances.stop().catch(() => undefined));
-  const jobs = await createJobQueue(dependencies);
-  // The pipeline runner's close() is the queue's.
-  closers.add('job queue', () => jobs.close());
-  observeJobs(jobs, dependencies.metrics);
-  const approvals = new ApprovalService({
-    executions,
-    queue: jobs,
-    logger,
-    maxArgumentBytes: dependencies.config.tools.maxArgumentBytes,
-    now,
-  });
-  closers.add('approval deadlines', () => approvals.close());
-  const onPaused = (executionId: string, accountId: string) =>
-    approvals.paused(executionId, accountId);
-  const agents = dependencies.agents(executions);
+  const { storage, agents, executions, logger, now } = dependencies;
   const pipelines = new PipelineService({
     pipelines: new PipelinesRepository(storage.db),
     agents: agents.service,
@@ -248,11 +80,13 @@ async function wirePipelines(
     agents: agents.service,
     executor: agents.executor,
     isRunFailure: (error) => agents.isRunFailure(error),
-    queue: jobs,
+    queue: dependencies.jobs,
     logger,
     now,
-    onPaused,
+    onPaused: dependencies.onPaused,
   });
+  // Before the first queued run is taken: a ToolAgent it continues may run a pipeline as a tool.
+  dependencies.tools.provide({ pipelines: pipelinesAsTools(pipelines, runner) });
   try {
     await runner.startWorking();
   } catch (error) {
@@ -261,42 +95,8 @@ async function wirePipelines(
   return {
     pipelines,
     runner,
-    executions,
-    instances,
-    jobs,
-    approvals,
-    plugins: {
-      pipelines: pipelinesPlugin({ pipelines, runner, executions }),
-      executions: executionsPlugin({
-        executions,
-        credentialWatch: dependencies.credentialWatch,
-        approvals,
-      }),
-    },
-    close: () => closers.closeAll(),
+    plugin: pipelinesPlugin({ pipelines, runner, executions }),
+    // The runner holds nothing of its own: the queue it works is closed by the executions module.
+    close: () => Promise.resolve(),
   };
-}
-
-/**
- * Builds the module: once it resolves, execution changes are heard from every instance and the
- * queue's runs are taken (the heartbeat begins with `instances.start()`, before serving). When a
- * step fails, what the earlier steps started is closed, last first, and the step's error thrown.
- */
-export async function createPipelinesModule(
-  dependencies: PipelinesModuleDependencies,
-): Promise<PipelinesModule> {
-  const closers = new Closers();
-  try {
-    return await wirePipelines(dependencies, closers);
-  } catch (error) {
-    await closers
-      .closeAll()
-      .catch((failure: unknown) =>
-        dependencies.logger.warn(
-          { err: failure },
-          'closing what the pipelines module had started before a failed start',
-        ),
-      );
-    throw error;
-  }
 }

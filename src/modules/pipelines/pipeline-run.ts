@@ -3,8 +3,8 @@
 import type { Logger } from 'pino';
 import type { AgentExecutor, AgentRunError } from '../agents/agent-executor.js';
 import type { AgentService } from '../agents/agent-service.js';
-import type { ExecutionService } from './executions/execution-service.js';
-import type { Execution, ExecutionError, StageRecord } from './executions/execution.js';
+import type { ExecutionService } from '../executions/execution-service.js';
+import type { Execution, ExecutionError, StageRecord } from '../executions/execution.js';
 import type { PipelineStage } from './pipeline.js';
 
 export interface PipelineRunResult {

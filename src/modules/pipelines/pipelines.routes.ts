@@ -6,8 +6,7 @@ import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js'
 import { PageQuerySchema, PageSchema } from '../../http/schemas/common.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';
-import type { ExecutionService } from './executions/execution-service.js';
-import { ExecutionListEntrySchema, executionListEntry } from './executions/executions.schemas.js';
+import type { ExecutionService } from '../executions/execution-service.js';
 import type { Pipeline } from './pipeline.js';
 import type { PipelineRunner } from './pipeline-runner.js';
 import type { PipelineService } from './pipeline-service.js';
@@ -16,6 +15,8 @@ import {
   CreatedPipelineSchema,
   CreatePipelineBody,
   DeletedPipelineSchema,
+  ExecutionListEntrySchema,
+  executionListEntry,
   ExecutePipelineBody,
   PipelineDetailSchema,
   PipelineEntrySchema,

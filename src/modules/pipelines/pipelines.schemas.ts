@@ -4,10 +4,12 @@ import Type from 'typebox';
 import {
   commonParameters,
   ModelNameSchema,
+  NullableTimestamp,
   ObjectIdSchema,
   Timestamp,
   UserIdSchema,
 } from '../../http/schemas/common.js';
+import type { Execution } from '../executions/execution.js';
 import { reservedKeysNote } from '../../validation/safe-keys.js';
 import { inputSchemaLimits } from './input-schema.js';
 
@@ -271,3 +273,31 @@ export const RunResponseSchema = Type.Object({
     tokens_used: Type.Integer(),
   }),
 });
+
+/** An entry of a pipeline's execution list. */
+export const ExecutionListEntrySchema = Type.Object({
+  id: Type.String(),
+  pipeline_id: Type.String(),
+  status: Type.String(),
+  user_id: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp(),
+  completed_at: NullableTimestamp(),
+  execution_time_ms: Type.Union([Type.Integer(), Type.Null()]),
+  tokens_used: Type.Integer(),
+  error: Type.Optional(Type.String()),
+});
+
+/** A pipeline's execution as its list shows it. */
+export function executionListEntry(execution: Execution) {
+  return {
+    id: execution.id,
+    pipeline_id: execution.pipelineId ?? '',
+    status: execution.status,
+    user_id: execution.userId,
+    created_at: execution.createdAt,
+    completed_at: execution.completedAt,
+    execution_time_ms: execution.executionTimeMs,
+    tokens_used: execution.tokensUsed,
+    ...(execution.error === null ? {} : { error: execution.error.message }),
+  };
+}

@@ -6,9 +6,9 @@ import { AppError } from '../../errors/app-error.js';
 import {
   executionError,
   executionErrorFrom,
-  type Execution,
   type ExecutionError,
-} from './executions/execution.js';
+} from '../../errors/execution-error.js';
+import type { Execution } from '../executions/execution.js';
 import { checkStageNames } from './pipeline-service.js';
 import {
   isoNow,

@@ -5,7 +5,7 @@
 // recorded); one from an earlier stage's output fails the stage with `invalid_parameter`.
 import { InvalidParameterError } from '../../errors/app-error.js';
 import type { AgentInputMismatch } from '../agents/agent-input.js';
-import { executionError, type ExecutionError } from './executions/execution.js';
+import { executionError, type ExecutionError } from '../../errors/execution-error.js';
 import { parsePath, valueAt, type PathExpression, type PathStep } from './path-expression.js';
 import type { PipelineStage } from './pipeline.js';
 

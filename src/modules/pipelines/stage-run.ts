@@ -4,13 +4,13 @@
 // that cannot go on is recorded failed and ends with a StageFailure.
 import type { Agent } from '../agents/agent.js';
 import { AppError, NotFoundError } from '../../errors/app-error.js';
-import type { ExecutionService } from './executions/execution-service.js';
+import type { ExecutionService } from '../executions/execution-service.js';
 import {
   executionError,
   executionErrorFrom,
-  type Execution,
   type ExecutionError,
-} from './executions/execution.js';
+} from '../../errors/execution-error.js';
+import type { Execution } from '../executions/execution.js';
 import { defineOwn } from '../../validation/safe-keys.js';
 import { parsePath, setAt, valueAt, type PathExpression } from './path-expression.js';
 import type { PipelineStage } from './pipeline.js';

@@ -1,179 +1,49 @@
 // The tool sources an agent's tools come from besides the built-ins: MCP servers (`type: 'mcp'`) and
-// OpenAPI-described HTTP APIs (`type: 'openapi'`), as entries of a ToolAgent's `configuration.tools`.
-// Here: their schemas (composed by the agent type with the built-ins'), what saving an entry checks
-// and stores (the address policy on its URL, a sealed bearer token), the stored form shown back
-// (without the token), and a run's ToolBox of their tools. Entries of other types are left alone.
-import Type, { type Static } from 'typebox';
+// OpenAPI-described HTTP APIs (`type: 'openapi'`), as entries of a ToolAgent's `configuration.tools`
+// (their schemas are tool-entries.ts'). Here: saving their entries (the checks are
+// source-saving.ts'), the stored form shown back (without the token), and a run's tools of theirs,
+// with one connection pool and tool-list cache for the process. Entries of other types are left
+// alone.
 import type { AppConfig, SecretSource } from '../../config/config.js';
 import { InvalidParameterError } from '../../errors/app-error.js';
 import { TargetAllowList } from '../../net/address-policy.js';
 import type { Resolver } from '../../net/fetch-target.js';
-import {
-  checkToolUrl,
-  createPolicyFetch,
-  PolicyFetchError,
-  type PolicyFetch,
-} from '../../net/policy-fetch.js';
+import { createPolicyFetch, type PolicyFetch } from '../../net/policy-fetch.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
-import { requireSchema } from '../../validation/schema-validator.js';
-import { McpSession, McpToolListCache, type McpConnection, type McpToolInfo } from './mcp-tools.js';
 import {
-  callOperation,
-  OpenApiDocumentError,
-  readOpenApiDocument,
-  type OpenApiOperation,
-} from './openapi-tools.js';
+  McpSession,
+  McpToolListCache,
+  type McpConnection,
+  type McpDeps,
+  type McpToolInfo,
+} from './mcp-tools.js';
+import { callOperation } from './openapi-calls.js';
+import { OpenApiDocumentError } from './openapi-expander.js';
+import { readOpenApiDocument, type OpenApiOperation } from './openapi-tools.js';
 import { SecretBox, unreadableSecretMessage } from './secret-box.js';
+import { preparedSource, sealedTokensOf, type SourceSaving } from './source-saving.js';
 import type { ToolBox, ToolOutcome, ToolSpec } from './tool.js';
-import { sanitiseName, uniqueName } from './tool-text.js';
-
-// ---- Schemas -------------------------------------------------------------------------------
-
-/** An entry's `name`: unique among an agent's tools, the prefix of its tools' names. */
-export const ToolEntryNameSchema = Type.String({
-  pattern: '^[a-zA-Z0-9_-]{1,40}$',
-  description:
-    'Unique among the agent’s tool sources; prefixes its tools’ names (`<name>__<tool>`).',
-});
-
-/** `requires_approval`: every call of the source, or only the tools named (the source's own names). */
-export const RequiresApprovalSchema = Type.Union(
-  [Type.Boolean(), Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200 })],
-  {
-    default: false,
-    description:
-      'true: a person approves every call of this source; a list: only calls of the tools named.',
-  },
-);
-
-const HeadersSchema = Type.Record(
-  Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$" }),
-  Type.String({ maxLength: 2000, pattern: '^[^\\r\\n\\u0000]*$' }),
-  {
-    maxProperties: 20,
-    additionalProperties: false,
-    description:
-      'Headers sent with every request; not secret (shown back as given). A token goes in bearer_token or bearer_token_env.',
-  },
-);
-
-const BearerTokenEnvSchema = Type.String({
-  pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$',
-  description:
-    'An environment variable of the service holding the bearer token; must start with the operator’s prefix (default TOOL_SECRET_).',
-});
-
-const BearerTokenSchema = Type.String({
-  minLength: 1,
-  maxLength: 8192,
-  pattern: '^[^\\r\\n\\u0000]*$',
-  description:
-    'The bearer token; write-only: stored encrypted with the operator’s key, shown back as bearer_token_set.',
-});
-
-const BearerTokenSetSchema = Type.Boolean({
-  description: 'Shown back when a token is stored; ignored when given (the stored token is kept).',
-});
-
-/** `idempotent`: whether a call interrupted by a stopped instance may simply run again. */
-export const IdempotentSchema = Type.Boolean({
-  default: false,
-  description:
-    'true: its calls only read, so a call its instance was stopped in runs again by itself. false (the default): such a call is made at most once — it waits, `interrupted`, for a person to approve it again or reject it.',
-});
-
-const ToolNameListSchema = (description: string) =>
-  Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200, description });
-
-export const McpToolSourceSchema = Type.Object(
-  {
-    type: Type.Literal('mcp'),
-    name: ToolEntryNameSchema,
-    url: Type.String({
-      minLength: 1,
-      maxLength: 2048,
-      description: 'The MCP server’s endpoint (http or https).',
-    }),
-    // Optional rather than defaulted: defaults are not filled inside the union of entry types.
-    transport: Type.Optional(
-      Type.Union([Type.Literal('streamable_http'), Type.Literal('sse')], {
-        description:
-          'streamable_http (current MCP; the default), or sse (the older HTTP+SSE transport).',
-      }),
-    ),
-    headers: Type.Optional(HeadersSchema),
-    bearer_token_env: Type.Optional(BearerTokenEnvSchema),
-    bearer_token: Type.Optional(BearerTokenSchema),
-    bearer_token_set: Type.Optional(BearerTokenSetSchema),
-    allowed_tools: Type.Optional(
-      ToolNameListSchema('The server’s tools the agent may use (default: all).'),
-    ),
-    requires_approval: Type.Optional(RequiresApprovalSchema),
-    idempotent: Type.Optional(IdempotentSchema),
-  },
-  { additionalProperties: false },
-);
-
-export const OpenApiToolSourceSchema = Type.Object(
-  {
-    type: Type.Literal('openapi'),
-    name: ToolEntryNameSchema,
-    document: Type.Object(
-      {
-        openapi: Type.String({ pattern: '^3\\.[01]\\.', maxLength: 20 }),
-        paths: Type.Record(Type.String(), Type.Unknown()),
-      },
-      {
-        additionalProperties: true,
-        description: 'An OpenAPI 3.0 or 3.1 document (JSON), at most 500 KB.',
-      },
-    ),
-    base_url: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 2048,
-        description: 'Where requests go (default: the document’s first server).',
-      }),
-    ),
-    operations: Type.Optional(
-      ToolNameListSchema(
-        'operationIds the agent may call (default: every operation, at most 100).',
-      ),
-    ),
-    headers: Type.Optional(HeadersSchema),
-    bearer_token_env: Type.Optional(BearerTokenEnvSchema),
-    bearer_token: Type.Optional(BearerTokenSchema),
-    bearer_token_set: Type.Optional(BearerTokenSetSchema),
-    requires_approval: Type.Optional(RequiresApprovalSchema),
-    idempotent: Type.Optional(IdempotentSchema),
-  },
-  { additionalProperties: false },
-);
-
-export type McpToolSource = Static<typeof McpToolSourceSchema>;
-export type OpenApiToolSource = Static<typeof OpenApiToolSourceSchema>;
-
-/** The entry types this file handles; others (the built-ins) are passed through untouched. */
-export const externalToolSourceTypes = ['mcp', 'openapi'] as const;
-
-/** Where a stored entry keeps its sealed token (never shown, never accepted from a client). */
-const sealedField = 'bearer_token_encrypted';
-
-type Entry = Record<string, unknown>;
-
-function isEntry(value: unknown): value is Entry {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function isExternal(entry: unknown): entry is Entry & { type: 'mcp' | 'openapi' } {
-  return isEntry(entry) && (entry.type === 'mcp' || entry.type === 'openapi');
-}
+import {
+  isSourceEntry,
+  sealedTokenField,
+  type McpEntry,
+  type OpenApiEntry,
+  type StoredSourceEntry,
+  type StoredToolEntry,
+  type ToolEntry,
+} from './tool-entries.js';
+import { ToolNames } from './tool-names.js';
 
 /** The stored entries as shown to their owner: tokens replaced by `bearer_token_set: true`. */
-export function shownToolSources(entries: readonly unknown[]): unknown[] {
+export function shownToolSources(entries: readonly StoredToolEntry[]): ToolEntry[] {
   return entries.map((entry) => {
-    if (!isExternal(entry)) return entry;
-    const { [sealedField]: sealed, bearer_token: _token, bearer_token_set: _set, ...rest } = entry;
+    if (!isSourceEntry(entry)) return entry;
+    const {
+      [sealedTokenField]: sealed,
+      bearer_token: _token,
+      bearer_token_set: _set,
+      ...rest
+    } = entry;
     return typeof sealed === 'string' ? { ...rest, bearer_token_set: true } : rest;
   });
 }
@@ -202,10 +72,8 @@ export interface OpenedToolSources extends ToolBox {
   readonly unavailable: readonly UnavailableToolSource[];
 }
 
-interface Resolved {
-  ok: true;
-  headers: Record<string, string>;
-}
+/** An entry's request headers with its token, or why its token cannot be had. */
+type Headers = { ok: true; headers: Record<string, string> } | { ok: false; message: string };
 
 /** A tool of the box: what the model sees, and how a call reaches it. */
 interface BoxTool {
@@ -213,7 +81,8 @@ interface BoxTool {
   call(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome>;
 }
 
-function approvalOf(requiresApproval: unknown, toolName: string): boolean {
+/** Whether `requires_approval` of an entry covers its tool `toolName` (the source's own name). */
+function approvalOf(requiresApproval: boolean | string[] | undefined, toolName: string): boolean {
   if (requiresApproval === true) return true;
   return Array.isArray(requiresApproval) && requiresApproval.includes(toolName);
 }
@@ -223,6 +92,10 @@ export class ToolSources {
   private readonly policyFetch: PolicyFetch;
   private readonly box: SecretBox;
   private readonly lists: McpToolListCache;
+  /** What saving a source needs (the address policy, the token box). */
+  private readonly saving: SourceSaving;
+  /** What every MCP session of a run is given. */
+  private readonly sessionDependencies: McpDeps;
 
   constructor(private readonly options: ToolSourcesOptions) {
     this.allowList = TargetAllowList.parse(
@@ -241,6 +114,20 @@ export class ToolSources {
     });
     this.box = new SecretBox(options.secrets);
     this.lists = new McpToolListCache(options.tools.listCacheTtlMs);
+    this.saving = {
+      allowList: this.allowList,
+      resolve: options.resolve,
+      secretEnvPrefix: options.tools.secretEnvPrefix,
+      box: this.box,
+    };
+    this.sessionDependencies = {
+      fetch: this.policyFetch.fetch,
+      callTimeoutMs: options.tools.callTimeoutMs,
+      maxResultChars: options.tools.maxResultChars,
+      maxResponseBytes: options.tools.maxResponseBytes,
+      text: options.text,
+      clientInfo: options.clientInfo,
+    };
   }
 
   /** The fetch tool connections use (the address policy, no redirects). */
@@ -249,21 +136,19 @@ export class ToolSources {
   }
 
   /**
-   * The entries to store for `entries` (the agent's `configuration.tools`, already validated
-   * against the agent type's schema): each MCP/OpenAPI entry checked (names unique, URL within the
-   * address policy, `bearer_token_env` under the operator's prefix, the document's operations), a
-   * given `bearer_token` sealed, and an entry given back without one keeping the sealed token of
-   * the previous entry of the same name. Other entries are passed through. 400s name
+   * The entries to store for `entries` (the agent's `configuration.tools`, validated against the
+   * entries' schema): names unique, and each MCP/OpenAPI entry checked and its token sealed
+   * (source-saving.ts); an entry given back without a token keeps the sealed token of the
+   * previous entry of the same name. Other entries are passed through. 400s name
    * `configuration.tools[i].<field>`.
    */
   async prepareForSave(
     accountId: string,
-    entries: readonly unknown[],
-    previousEntries: readonly unknown[] = [],
-  ): Promise<unknown[]> {
+    entries: readonly StoredToolEntry[],
+    previousEntries: readonly StoredToolEntry[] = [],
+  ): Promise<StoredToolEntry[]> {
     const names = new Map<string, number>();
     entries.forEach((entry, index) => {
-      if (!isEntry(entry) || typeof entry.name !== 'string') return;
       const earlier = names.get(entry.name);
       if (earlier !== undefined) {
         throw new InvalidParameterError(
@@ -273,142 +158,35 @@ export class ToolSources {
       }
       names.set(entry.name, index);
     });
-    const previousSealed = new Map<string, string>();
-    for (const previous of previousEntries) {
-      if (isExternal(previous) && typeof previous.name === 'string') {
-        const sealed = previous[sealedField];
-        if (typeof sealed === 'string')
-          previousSealed.set(`${previous.type}\n${previous.name}`, sealed);
-      }
-    }
-    const stored: unknown[] = [];
+    const previousSealed = sealedTokensOf(previousEntries);
+    const stored: StoredToolEntry[] = [];
     for (const [index, entry] of entries.entries()) {
-      if (!isExternal(entry)) {
-        stored.push(entry);
-        continue;
-      }
-      const param = `configuration.tools[${index}]`;
-      stored.push(await this.prepareEntry(accountId, entry, param, previousSealed));
+      stored.push(
+        isSourceEntry(entry)
+          ? await preparedSource(
+              accountId,
+              entry,
+              `configuration.tools[${index}]`,
+              previousSealed,
+              this.saving,
+            )
+          : entry,
+      );
     }
     return stored;
   }
 
-  private async prepareEntry(
-    accountId: string,
-    raw: Entry & { type: 'mcp' | 'openapi' },
-    param: string,
-    previousSealed: ReadonlyMap<string, string>,
-  ): Promise<Entry> {
-    const schema = raw.type === 'mcp' ? McpToolSourceSchema : OpenApiToolSourceSchema;
-    const entry = requireSchema<Entry>(schema, raw, 'tool source', param);
-    if (entry.type === 'mcp') {
-      await this.checkUrl(String(entry.url), `${param}.url`);
-    } else {
-      let reading;
-      try {
-        reading = readOpenApiDocument(entry.document, entry.operations as string[] | undefined);
-      } catch (error) {
-        if (!(error instanceof OpenApiDocumentError)) throw error;
-        throw new InvalidParameterError(
-          `${param}.${error.field}`,
-          `'${param}.${error.field}': ${error.message}`,
-        );
-      }
-      if (entry.base_url === undefined && reading.defaultBaseUrl === null) {
-        throw new InvalidParameterError(
-          `${param}.base_url`,
-          `'${param}.base_url' is required: the document's first server gives no absolute http(s) URL.`,
-        );
-      }
-      const baseField =
-        entry.base_url === undefined ? `${param}.document.servers` : `${param}.base_url`;
-      await this.checkUrl(
-        (entry.base_url as string | undefined) ?? reading.defaultBaseUrl ?? '',
-        baseField,
-      );
-    }
-    const headerNames = Object.keys((entry.headers as Record<string, string> | undefined) ?? {});
-    const reserved = headerNames.find((name) =>
-      [
-        'authorization',
-        'host',
-        'content-length',
-        'transfer-encoding',
-        'connection',
-        'cookie',
-        'mcp-session-id',
-        'mcp-protocol-version',
-      ].includes(name.toLowerCase()),
-    );
-    if (reserved !== undefined) {
-      throw new InvalidParameterError(
-        `${param}.headers`,
-        `'${param}.headers' may not set '${reserved}'${reserved.toLowerCase() === 'authorization' ? ': give the token as bearer_token (stored encrypted) or bearer_token_env' : ''}.`,
-      );
-    }
-    const tokenEnv = entry.bearer_token_env;
-    const token = entry.bearer_token;
-    if (typeof tokenEnv === 'string') {
-      const prefix = this.options.tools.secretEnvPrefix;
-      if (
-        !tokenEnv.startsWith(prefix) ||
-        tokenEnv.length === prefix.length ||
-        tokenEnv === 'TOOL_SECRETS_KEY'
-      ) {
-        throw new InvalidParameterError(
-          `${param}.bearer_token_env`,
-          `'${param}.bearer_token_env' must name an environment variable starting with ${prefix} (the only ones tool sources may read).`,
-        );
-      }
-      if (typeof token === 'string') {
-        throw new InvalidParameterError(
-          `${param}.bearer_token`,
-          `'${param}.bearer_token' and bearer_token_env cannot both be given; choose one.`,
-        );
-      }
-    }
-    const { bearer_token: _token, bearer_token_set: _set, ...kept } = entry;
-    if (typeof token === 'string') {
-      return { ...kept, [sealedField]: this.box.seal(accountId, token, `${param}.bearer_token`) };
-    }
-    const previous = previousSealed.get(`${String(entry.type)}\n${String(entry.name)}`);
-    // Given back without a token (as shown, or edited): the stored one stays, unless the entry now
-    // reads its token from the environment.
-    if (previous !== undefined && typeof tokenEnv !== 'string')
-      return { ...kept, [sealedField]: previous };
-    return kept;
-  }
-
-  private async checkUrl(url: string, param: string): Promise<void> {
-    try {
-      await checkToolUrl(url, {
-        allowList: this.allowList,
-        ...(this.options.resolve === undefined ? {} : { resolve: this.options.resolve }),
-      });
-    } catch (error) {
-      if (!(error instanceof PolicyFetchError)) throw error;
-      // A name that does not resolve today may tomorrow: the connection checks it again anyway.
-      if (error.reason === 'unreachable') return;
-      const hint =
-        error.reason === 'blocked_address'
-          ? ' (the operator may allow it with tools.allowed_private_targets)'
-          : '';
-      throw new InvalidParameterError(param, `'${param}': ${error.message}${hint}`);
-    }
-  }
-
   /** The stored entries as shown to their owner (no token). */
-  shown(entries: readonly unknown[]): unknown[] {
+  shown(entries: readonly StoredToolEntry[]): ToolEntry[] {
     return shownToolSources(entries);
   }
 
   /** The headers of an entry's requests, its token included; or why the token is unavailable. */
-  private headersOf(accountId: string, entry: Entry): Resolved | { ok: false; message: string } {
-    const headers: Record<string, string> = {
-      ...((entry.headers as Record<string, string> | undefined) ?? {}),
-    };
+  private headersOf(accountId: string, entry: StoredSourceEntry): Headers {
+    const headers: Record<string, string> = { ...entry.headers };
     let token: string | null = null;
-    if (typeof entry.bearer_token_env === 'string') {
+    const sealed = entry[sealedTokenField];
+    if (entry.bearer_token_env !== undefined) {
       token = this.options.secrets.get(entry.bearer_token_env) ?? null;
       if (token === null) {
         return {
@@ -416,8 +194,8 @@ export class ToolSources {
           message: `The environment variable ${entry.bearer_token_env} holding this tool source's token is not set on the service.`,
         };
       }
-    } else if (typeof entry[sealedField] === 'string') {
-      token = this.box.open(accountId, entry[sealedField]);
+    } else if (sealed !== undefined) {
+      token = this.box.open(accountId, sealed);
       if (token === null) return { ok: false, message: unreadableSecretMessage };
     }
     if (token !== null) headers.authorization = `Bearer ${token}`;
@@ -426,79 +204,44 @@ export class ToolSources {
 
   /**
    * A run's tools from the MCP and OpenAPI entries of `entries` (other types are ignored: the
-   * caller merges their tools): MCP tool lists from the cache or the servers (in parallel), names
-   * `<entry>__<tool>`. A source that cannot give its tools is listed in `unavailable`; only the
-   * signal aborting rejects. Close the box when the run ends or pauses.
+   * caller merges their tools): MCP tool lists from the cache or the servers (in parallel), each
+   * tool named `<entry>__<tool>` by `names` (the run's, whose names the caller's tools may hold
+   * already). A source that cannot give its tools is listed in `unavailable`; only the signal
+   * aborting rejects. Close the box when the run ends or pauses.
    */
   async open(
     accountId: string,
-    entries: readonly unknown[],
+    entries: readonly StoredToolEntry[],
     signal: AbortSignal,
+    names: ToolNames = new ToolNames(),
   ): Promise<OpenedToolSources> {
     const sessions: McpSession[] = [];
     const unavailable: UnavailableToolSource[] = [];
-    const deps = {
-      fetch: this.policyFetch.fetch,
-      callTimeoutMs: this.options.tools.callTimeoutMs,
-      maxResultChars: this.options.tools.maxResultChars,
-      maxResponseBytes: this.options.tools.maxResponseBytes,
-      text: this.options.text,
-      clientInfo: this.options.clientInfo,
-    };
     const perEntry = await Promise.all(
-      entries.filter(isExternal).map(async (entry): Promise<BoxTool[]> => {
-        const source = String(entry.name);
+      entries.filter(isSourceEntry).map(async (entry): Promise<BoxTool[]> => {
         const auth = this.headersOf(accountId, entry);
-        if (entry.type === 'openapi')
-          return this.openApiTools(entry, source, auth, deps, unavailable);
+        if (entry.type === 'openapi') return this.openApiTools(entry, auth, unavailable);
         if (!auth.ok) {
-          unavailable.push({ source, message: auth.message });
+          unavailable.push({ source: entry.name, message: auth.message });
           return [];
         }
         const connection: McpConnection = {
-          url: String(entry.url),
+          url: entry.url,
           transport: entry.transport === 'sse' ? 'sse' : 'streamable_http',
           headers: auth.headers,
         };
-        const session = new McpSession(connection, deps);
+        const session = new McpSession(connection, this.sessionDependencies);
         sessions.push(session);
         const key = this.lists.key(accountId, connection);
-        let listed = this.lists.get(key);
-        if (listed === undefined) {
-          try {
-            listed = await session.listTools(signal);
-          } catch (error) {
-            if (signal.aborted) throw error;
-            unavailable.push({ source, message: (error as Error).message });
-            return [];
-          }
-          this.lists.set(key, listed);
-        }
-        const allowed = Array.isArray(entry.allowed_tools)
-          ? new Set(entry.allowed_tools as string[])
-          : null;
-        return listed
-          .filter((tool: McpToolInfo) => allowed === null || allowed.has(tool.name))
-          .map((tool) => ({
-            spec: {
-              name: `${source}__${tool.name}`,
-              description: tool.description,
-              parameters: tool.inputSchema,
-              source,
-              requiresApproval: approvalOf(entry.requires_approval, tool.name),
-              idempotent: entry.idempotent === true,
-            },
-            call: (args, callSignal) => session.call(tool.name, args, callSignal),
-          }));
+        return this.mcpTools(entry, session, key, signal, unavailable);
       }),
     ).catch(async (error: unknown) => {
       await Promise.all(sessions.map((session) => session.close()));
       throw error;
     });
     const byName = new Map<string, BoxTool>();
-    const taken = new Set<string>();
     for (const tool of perEntry.flat()) {
-      const name = uniqueName(sanitiseName(tool.spec.name, 64), taken, 64);
+      const name = names.take(tool.spec.name);
       byName.set(name, { ...tool, spec: { ...tool.spec, name } });
     }
     return {
@@ -516,19 +259,53 @@ export class ToolSources {
     };
   }
 
+  /** An MCP server's tools (from the cache, or listed now), those the entry allows. */
+  private async mcpTools(
+    entry: StoredSourceEntry & McpEntry,
+    session: McpSession,
+    key: string,
+    signal: AbortSignal,
+    unavailable: UnavailableToolSource[],
+  ): Promise<BoxTool[]> {
+    let listed = this.lists.get(key);
+    if (listed === undefined) {
+      try {
+        listed = await session.listTools(signal);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        unavailable.push({ source: entry.name, message: (error as Error).message });
+        return [];
+      }
+      this.lists.set(key, listed);
+    }
+    const allowed = entry.allowed_tools === undefined ? null : new Set(entry.allowed_tools);
+    return listed
+      .filter((tool: McpToolInfo) => allowed === null || allowed.has(tool.name))
+      .map((tool) => ({
+        spec: {
+          name: `${entry.name}__${tool.name}`,
+          description: tool.description,
+          parameters: tool.inputSchema,
+          source: entry.name,
+          requiresApproval: approvalOf(entry.requires_approval, tool.name),
+          idempotent: entry.idempotent === true,
+        },
+        call: (args, callSignal) => session.call(tool.name, args, callSignal),
+      }));
+  }
+
   private openApiTools(
-    entry: Entry,
-    source: string,
-    auth: Resolved | { ok: false; message: string },
-    deps: { fetch: PolicyFetch['fetch']; callTimeoutMs: number; maxResultChars: number },
+    entry: StoredSourceEntry & OpenApiEntry,
+    auth: Headers,
     unavailable: UnavailableToolSource[],
   ): BoxTool[] {
+    const source = entry.name;
     let operations: OpenApiOperation[];
     let baseUrl: string;
     try {
-      const reading = readOpenApiDocument(entry.document, entry.operations as string[] | undefined);
+      const reading = readOpenApiDocument(entry.document, entry.operations);
       operations = reading.operations;
-      baseUrl = (entry.base_url as string | undefined) ?? reading.defaultBaseUrl ?? '';
+      baseUrl = entry.base_url ?? reading.defaultBaseUrl ?? '';
     } catch (error) {
       // Stored entries were read when saved; a document that no longer reads gives no tools.
       if (!(error instanceof OpenApiDocumentError)) throw error;
@@ -538,6 +315,7 @@ export class ToolSources {
       });
       return [];
     }
+    const { callTimeoutMs, maxResultChars } = this.options.tools;
     return operations.map((operation) => ({
       spec: {
         name: `${source}__${operation.operationId}`,
@@ -553,11 +331,11 @@ export class ToolSources {
           operation,
           args,
           {
-            fetch: deps.fetch,
+            fetch: this.policyFetch.fetch,
             baseUrl,
             headers: auth.headers,
-            timeoutMs: deps.callTimeoutMs,
-            maxResultChars: deps.maxResultChars,
+            timeoutMs: callTimeoutMs,
+            maxResultChars,
           },
           signal,
         );

@@ -1,5 +1,6 @@
 // What the tool sources share about the text they hand back: answers cut at a bound with a marker
-// the model can read, and the failures of a connection told in words fit to show.
+// the model can read, the failures of a connection told in words fit to show, and unique argument
+// names.
 import { PolicyFetchError } from '../../net/policy-fetch.js';
 
 export { brief, cutText, cutTextWithin } from './cut-text.js';
@@ -14,13 +15,11 @@ export function policyFailure(error: unknown): PolicyFetchError | null {
   return null;
 }
 
-/** `^[a-zA-Z0-9_-]` only, at most `max` characters (at least one). */
-export function sanitiseName(name: string, max: number): string {
-  const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, max);
-  return cleaned === '' ? '_' : cleaned;
-}
-
-/** `wanted`, or with `_2`, `_3`… (kept within `max`) when `taken` has it already; adds it. */
+/**
+ * `wanted`, or with `_2`, `_3`… (kept within `max`) when `taken` has it already; adds it. For the
+ * names of a tool's arguments (an OpenAPI operation's parameters); tools themselves are named by
+ * tool-names.ts.
+ */
 export function uniqueName(wanted: string, taken: Set<string>, max: number): string {
   let name = wanted;
   for (let n = 2; taken.has(name); n += 1) {

@@ -38,3 +38,15 @@ export interface ToolBox {
   call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome>;
   close(): Promise<void>;
 }
+
+/** The run a ToolAgent opens its tools for. */
+export interface ToolRun {
+  /** The agent's owner: the tools are that account's (its knowledge bases, agents, pipelines). */
+  readonly accountId: string;
+  /** The account that asked for the run (a public agent's caller, not its owner). */
+  readonly callerAccountId: string;
+  /** The run's: aborting it stops what its tools are doing. */
+  readonly signal: AbortSignal;
+  /** How deep in agents calling agents as tools this run is (0: called by a client). */
+  readonly depth: number;
+}

@@ -3,9 +3,12 @@
 // with a change feed of this process only, and the in-process job queue. Agents' text work runs on
 // the calling thread (the executor's default), so no worker thread starts.
 import type { KnowledgeSearcher } from '../../../src/modules/agents/agent-type.js';
-import Type from 'typebox';
 import { createToolAgent } from '../../../src/modules/agents/types/tool-agent.js';
-import { builtinToolEntrySchemas } from '../../../src/modules/agents/tools/tool-entries.js';
+import {
+  createToolsModule,
+  ToolEntrySchema,
+  type ToolsModule,
+} from '../../../src/modules/tools/module.js';
 import { AgentCatalog } from '../../../src/modules/agents/agent-catalog.js';
 import { AgentExecutor, AgentRunError } from '../../../src/modules/agents/agent-executor.js';
 import { AgentService } from '../../../src/modules/agents/agent-service.js';
@@ -16,8 +19,8 @@ import { createStructureAgent } from '../../../src/modules/agents/types/structur
 import { summarizationAgent } from '../../../src/modules/agents/types/summarization-agent.js';
 import { createWebAgent } from '../../../src/modules/agents/types/web-agent.js';
 import type { ConversationService } from '../../../src/modules/conversations/conversation-service.js';
-import { ExecutionChangeFeed } from '../../../src/modules/pipelines/executions/change-feed.js';
-import { ExecutionService } from '../../../src/modules/pipelines/executions/execution-service.js';
+import { ExecutionChangeFeed } from '../../../src/modules/executions/change-feed.js';
+import { ExecutionService } from '../../../src/modules/executions/execution-service.js';
 import { newId } from '../../../src/ids.js';
 import { MemoryJobQueue, type RunJob } from '../../../src/jobs/job-queue.js';
 import { KnowledgeService } from '../../../src/modules/knowledge/knowledge-service.js';
@@ -25,7 +28,8 @@ import type { ModelRegistry } from '../../../src/models/model-registry.js';
 import { PipelineRunner } from '../../../src/modules/pipelines/pipeline-runner.js';
 import { PipelineService } from '../../../src/modules/pipelines/pipeline-service.js';
 import { createKnowledgeIndex } from '../../../src/storage/dialects/knowledge-dialect.js';
-import { ExecutionsRepository } from '../../../src/modules/pipelines/executions/executions.repository.js';
+import { ExecutionsRepository } from '../../../src/modules/executions/executions.repository.js';
+import { ExecutionStepsRepository } from '../../../src/modules/executions/execution-steps.repository.js';
 import { DocumentStore } from '../../../src/modules/knowledge/document-store.repository.js';
 import { KnowledgeRepository } from '../../../src/modules/knowledge/knowledge.repository.js';
 import { PipelinesRepository } from '../../../src/modules/pipelines/pipelines.repository.js';
@@ -57,7 +61,7 @@ export interface PipelineStackOptions {
 async function agentCatalog(
   { unit, models, clock }: PipelineStackOptions,
   text: TextPool,
-): Promise<{ catalog: AgentCatalog; knowledge: KnowledgeService }> {
+): Promise<{ catalog: AgentCatalog; knowledge: KnowledgeService; tools: ToolsModule }> {
   const index = createKnowledgeIndex(unit.storage);
   await index.prepare();
   const knowledge = new KnowledgeService({
@@ -83,6 +87,9 @@ async function agentCatalog(
       return { results, mode: found.mode, notice: found.notice };
     },
   };
+  // The service's tool registry; the pipeline units run no ToolAgent (test/http/tool-agent does,
+  // with the agents' and pipelines' parts given as the service gives them).
+  const tools = createToolsModule({ config: unit.config, text, knowledge, logger: unit.logger });
   const catalog = new AgentCatalog([
     createRetrievalAgent(searcher),
     summarizationAgent,
@@ -90,23 +97,20 @@ async function agentCatalog(
     generationAgent,
     createWebAgent(unit.config.web, unit.config.secrets, text),
     createStructureAgent(),
-    // Registered as every type must be; the pipeline units run no ToolAgent (test/http/tool-agent
-    // does, through the service's real tool sources).
-    createToolAgent(
-      { open: () => Promise.reject(new Error('no tools in the pipeline unit tests')) },
-      { prepare: (_accountId, entries) => Promise.resolve(entries), shown: (entries) => entries },
-      Type.Union(builtinToolEntrySchemas(Type.String(), Type.Boolean(), Type.Boolean())),
-      { maxCallsPerTurn: 16, maxArgumentBytes: 65_536 },
-    ),
+    createToolAgent({
+      tools: tools.registry,
+      entrySchema: ToolEntrySchema,
+      maxCallsPerTurn: unit.config.tools.maxCallsPerTurn,
+    }),
   ]);
-  return { catalog, knowledge };
+  return { catalog, knowledge, tools };
 }
 
 export async function pipelineStack(options: PipelineStackOptions): Promise<PipelineStack> {
   const { unit, models, conversations, clock } = options;
   const { storage, logger } = unit;
   const text = new TextPool(unit.config.text);
-  const { catalog, knowledge } = await agentCatalog(options, text);
+  const { catalog, knowledge, tools } = await agentCatalog(options, text);
   const pipelineRepository = new PipelinesRepository(storage.db);
   const agents = new AgentService({
     agents: new AgentsRepository(storage.db),
@@ -123,6 +127,7 @@ export async function pipelineStack(options: PipelineStackOptions): Promise<Pipe
   await feed.start();
   const executions = new ExecutionService({
     repository: new ExecutionsRepository(storage.db),
+    steps: new ExecutionStepsRepository(storage.db),
     feed,
     conversations,
     instanceId,
@@ -164,6 +169,7 @@ export async function pipelineStack(options: PipelineStackOptions): Promise<Pipe
     async close() {
       await runner.close();
       await feed.close();
+      await tools.close();
       await text.close();
     },
   };

@@ -4,22 +4,18 @@
 // anywhere and a call is made at most once: a later sitting that finds a call still `running` (its
 // instance was stopped) does not make it again by itself — the call waits, `interrupted`, for a
 // person, unless its tool is idempotent. Work per turn is bounded: at most `maxCallsPerTurn` calls
-// run (the model is told of the rest), and arguments past `maxArgumentBytes` are neither parsed
-// nor stored.
+// run (the model is told of the rest), and arguments past tools.max_argument_bytes are neither
+// parsed nor stored.
 import { AppError } from '../../../errors/app-error.js';
 import { executionError } from '../../../errors/execution-error.js';
 import type { ChatTurn, FunctionTool, ToolCall } from '../../../models/spec.js';
-import type { StepRecord } from '../../pipelines/executions/execution.js';
-import {
-  argumentsProblem,
-  boundedArgumentsText,
-  parseToolArguments,
-} from '../../../validation/tool-arguments.js';
+import type { StepRecord } from '../../executions/execution.js';
+import type { ToolArguments } from '../../tools/tool-arguments.js';
 import type { ToolBox, ToolOutcome, ToolSpec } from '../../tools/tool.js';
 import { AwaitingApproval, type AgentRunContext, type StepLog } from '../agent-type.js';
 import { refusedCallsNote, replaySteps, workedMs, type PendingCall } from './tool-replay.js';
 
-/** What the loop may spend, and how much work one turn may ask for. */
+/** What the loop may spend, and how many calls one turn may have made. */
 export interface ToolLoopSettings {
   instructions?: string | undefined;
   max_steps: number;
@@ -27,7 +23,6 @@ export interface ToolLoopSettings {
   token_budget: number;
   max_result_chars: number;
   maxCallsPerTurn: number;
-  maxArgumentBytes: number;
 }
 
 function cut(text: string, max: number): string {
@@ -49,14 +44,18 @@ export class ToolLoop {
   /** Working time of earlier sittings (a continued run): parallel calls counted once. */
   private earlierMs = 0;
   private readonly started = Date.now();
+  private readonly log: StepLog;
 
   constructor(
     private readonly context: AgentRunContext,
     private readonly settings: ToolLoopSettings,
     private readonly box: ToolBox,
-    private readonly log: StepLog,
+    /** The checks of the model's arguments (`tools.max_argument_bytes`, the tool's schema). */
+    private readonly checks: Pick<ToolArguments, 'bounded' | 'parse' | 'problem'>,
     query: string,
   ) {
+    // Where the run's steps are recorded: the execution's, or memory for a nested run.
+    this.log = context.steps;
     const system = [
       settings.instructions ?? 'You are a helpful assistant.',
       'Use the tools when they help; call several at once when they do not depend on each other. When you have what you need, answer the user directly.',
@@ -65,10 +64,6 @@ export class ToolLoop {
       { role: 'system', content: system },
       { role: 'user', content: query },
     ];
-  }
-
-  private spec(name: string): ToolSpec | undefined {
-    return this.box.tools.find((tool) => tool.name === name);
   }
 
   /**
@@ -180,12 +175,11 @@ export class ToolLoop {
     }
     const tokens = models.tokensUsed - tokensBefore;
     const proposed = result.toolCalls ?? [];
-    const { maxCallsPerTurn, maxArgumentBytes } = this.settings;
-    const calls = proposed.slice(0, maxCallsPerTurn).map((call) => ({
+    const calls = proposed.slice(0, this.settings.maxCallsPerTurn).map((call) => ({
       ...call,
       function: {
         name: call.function.name,
-        arguments: boundedArgumentsText(call.function.arguments, maxArgumentBytes),
+        arguments: this.checks.bounded(call.function.arguments),
       },
     }));
     const refused = proposed.length - calls.length;
@@ -254,13 +248,13 @@ export class ToolLoop {
     | { kind: 'wait'; step: StepRecord }
     | { kind: 'call'; spec: ToolSpec; args: Record<string, unknown> }
   > {
-    const spec = this.spec(call.function.name);
+    const spec = this.box.tools.find((tool) => tool.name === call.function.name);
     if (spec === undefined) {
       const names = this.box.tools.map((tool) => tool.name).join(', ');
       const content = `There is no tool named '${call.function.name.slice(0, 100)}'. Tools: ${names}.`;
       return { kind: 'done', turn: await this.refuse(call, null, content) };
     }
-    const parsed = parseToolArguments(call.function.arguments, this.settings.maxArgumentBytes);
+    const parsed = this.checks.parse(call.function.arguments);
     if (!parsed.ok) {
       return {
         kind: 'done',
@@ -276,7 +270,7 @@ export class ToolLoop {
       if (spec.idempotent) return { kind: 'call', spec, args: step.arguments ?? parsed.value };
       return { kind: 'wait', step: await this.interrupted(step, spec) };
     }
-    const problem = argumentsProblem(spec.parameters, parsed.value);
+    const problem = this.checks.problem(spec.parameters, parsed.value);
     if (problem !== null) {
       const content = `Not called: ${problem.message}`;
       return { kind: 'done', turn: await this.refuse(call, parsed.value, content) };

@@ -2,7 +2,7 @@
 // once, the gaps between sittings not at all), each turn's own tool steps even when a model reuses
 // call ids, failed model turns of an earlier attempt skipped, and the note on calls not made.
 import { describe, expect, it } from 'vitest';
-import type { StepRecord } from '../../pipelines/executions/execution.js';
+import type { StepRecord } from '../../executions/execution.js';
 import { replaySteps, workedMs } from './tool-replay.js';
 
 let position = 0;

@@ -4,7 +4,7 @@
 // before the next turn, so a model that reuses call ids from turn to turn is read right.
 import { AppError } from '../../../errors/app-error.js';
 import type { ChatTurn, ToolCall } from '../../../models/spec.js';
-import type { StepRecord } from '../../pipelines/executions/execution.js';
+import type { StepRecord } from '../../executions/execution.js';
 
 /** A call of a model turn still to be made, with its record when it has one (a continued run). */
 export interface PendingCall {

@@ -4,20 +4,14 @@
 // answers. The loop stops on an answer, a step limit, a time budget or a token budget. Every model
 // turn and tool call is a step of the execution; a call marked `requires_approval` pauses the run
 // until a person approves (with the arguments as proposed, or edited) or rejects it. Here: the
-// type's schemas and catalog entry; the loop is src/modules/agents/tools/tool-loop.ts.
-import Type, { type TSchema } from 'typebox';
+// type's schemas and catalog entry; its tools are the tool registry's (src/modules/tools/), and the
+// loop is src/modules/agents/tools/tool-loop.ts.
+import Type, { type Static } from 'typebox';
 import { InvalidParameterError, MissingParameterError } from '../../../errors/app-error.js';
-import type { AgentType, ToolOpener } from '../agent-type.js';
+import type { StoredToolEntry, ToolEntrySchema } from '../../tools/tool-entries.js';
+import type { ToolRegistry } from '../../tools/tool-registry.js';
+import type { AgentType } from '../agent-type.js';
 import { ToolLoop } from '../tools/tool-loop.js';
-
-export interface ToolConfiguration {
-  instructions?: string;
-  tools: Array<Record<string, unknown>>;
-  max_steps: number;
-  time_budget_ms: number;
-  token_budget: number;
-  max_result_chars: number;
-}
 
 const limits = {
   max_steps: Type.Integer({
@@ -38,8 +32,8 @@ const limits = {
   }),
 };
 
-/** The configuration's schema, with the schema of one `tools` entry (composed by the wiring). */
-const configurationSchemaOf = (toolEntrySchema: TSchema) =>
+/** The configuration's schema, with the tool registry's schema of one `tools` entry. */
+const configurationSchemaOf = (toolEntrySchema: typeof ToolEntrySchema) =>
   Type.Object(
     {
       instructions: Type.Optional(
@@ -64,6 +58,14 @@ const configurationSchemaOf = (toolEntrySchema: TSchema) =>
     { additionalProperties: false },
   );
 
+/**
+ * The configuration as stored and run: as validated against the schema, with its outside sources'
+ * tokens sealed (a validated entry is a stored one already).
+ */
+export type ToolConfiguration = Omit<Static<ReturnType<typeof configurationSchemaOf>>, 'tools'> & {
+  tools: StoredToolEntry[];
+};
+
 const parametersSchema = Type.Object(
   {
     max_steps: Type.Optional(limits.max_steps),
@@ -73,29 +75,22 @@ const parametersSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** Save-time checks of the `tools` entries, and their stored form as the owner sees it. */
-export interface ToolChecks {
-  prepare(
-    accountId: string,
-    entries: Array<Record<string, unknown>>,
-    previous: Array<Record<string, unknown>> | null,
-  ): Promise<Array<Record<string, unknown>>>;
-  shown(entries: Array<Record<string, unknown>>): Array<Record<string, unknown>>;
+/** What the ToolAgent uses: the tool registry, and how much work one model turn may ask for. */
+export interface ToolAgentDependencies {
+  /** Its entries' checks and stored form, a run's tools, and the checks of a call's arguments. */
+  readonly tools: Pick<ToolRegistry, 'prepare' | 'shown' | 'open' | 'arguments'>;
+  /** The schema of one `tools` entry (the registry's). */
+  readonly entrySchema: typeof ToolEntrySchema;
+  /** Calls of one model turn that are made, at most (`tools.max_calls_per_turn`). */
+  readonly maxCallsPerTurn: number;
 }
 
-/** How much work one model turn may ask for (`tools.max_calls_per_turn`, `max_argument_bytes`). */
-export interface ToolTurnLimits {
-  maxCallsPerTurn: number;
-  maxArgumentBytes: number;
-}
-
-export function createToolAgent(
-  opener: ToolOpener,
-  checks: ToolChecks,
-  toolEntrySchema: TSchema,
-  turnLimits: ToolTurnLimits,
-): AgentType<ToolConfiguration> {
-  const configurationSchema = configurationSchemaOf(toolEntrySchema);
+export function createToolAgent({
+  tools,
+  entrySchema,
+  maxCallsPerTurn,
+}: ToolAgentDependencies): AgentType<ToolConfiguration> {
+  const configurationSchema = configurationSchemaOf(entrySchema);
   return {
     id: 'ToolAgent',
     name: 'Tool agent',
@@ -116,22 +111,27 @@ export function createToolAgent(
           'A ToolAgent acts with its owner’s credentials and objects, so it cannot be public.',
         );
       }
-      const tools = await checks.prepare(accountId, configuration.tools, previous?.tools ?? null);
-      return { ...configuration, tools };
+      const stored = await tools.prepare(accountId, configuration.tools, previous?.tools ?? null);
+      return { ...configuration, tools: stored };
     },
     showConfiguration(configuration) {
-      return { ...configuration, tools: checks.shown(configuration.tools) };
+      return { ...configuration, tools: tools.shown(configuration.tools) };
     },
     async run(context, configuration, input, parameters) {
       if (!context.models.available()) throw context.models.unavailableError('ToolAgent');
-      const settings = { ...configuration, ...parameters, ...turnLimits };
-      const box = await opener.open(context.agent, configuration.tools, {
-        signal: context.signal,
-        depth: context.depth ?? 0,
-        callerAccountId: context.callerAccountId,
-      });
+      const settings = { ...configuration, ...parameters, maxCallsPerTurn };
+      const box = await tools.open(
+        {
+          accountId: context.agent.accountId,
+          callerAccountId: context.callerAccountId,
+          signal: context.signal,
+          depth: context.depth ?? 0,
+        },
+        configuration.tools,
+      );
       try {
-        return await new ToolLoop(context, settings, box, context.steps, input.query ?? '').run();
+        const loop = new ToolLoop(context, settings, box, tools.arguments, input.query ?? '');
+        return await loop.run();
       } finally {
         await box.close();
       }

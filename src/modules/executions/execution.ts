@@ -1,9 +1,9 @@
 // Execution records as the domain sees them: a run of an agent or a pipeline, its stages, how it
 // ended, and the events a follower receives as the records change.
-import type { ExecutionError } from '../../../errors/execution-error.js';
+import type { ExecutionError } from '../../errors/execution-error.js';
 
 export type { ExecutionError };
-export { executionError, executionErrorFrom } from '../../../errors/execution-error.js';
+export { executionError, executionErrorFrom } from '../../errors/execution-error.js';
 
 export type ExecutionKind = 'agent' | 'pipeline';
 /** `waiting_for_approval`: a tool call waits for a person's decision (the run is paused). */

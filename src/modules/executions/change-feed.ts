@@ -4,7 +4,7 @@
 // change made anywhere — by this instance, another, or one recovering orphaned runs — is seen alike.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { PostgresListener } from '../../../storage/dialects/postgres-notifications.js';
+import type { PostgresListener } from '../../storage/dialects/postgres-notifications.js';
 
 /** Carries short text messages between the instances sharing one database. */
 export interface ChangeTransport {

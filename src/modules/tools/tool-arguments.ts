@@ -3,9 +3,9 @@
 // valid against the tool's input schema — one check for both, so that an approval cannot pass what
 // the model could not. A model's arguments too large to keep are stored as a small placeholder
 // object (`arguments_cut`), which is refused like the original would be.
-import type { AppError } from '../errors/app-error.js';
-import { InvalidParameterError } from '../errors/app-error.js';
-import { checkAgainstSchema } from './schema-validator.js';
+import type { AppError } from '../../errors/app-error.js';
+import { InvalidParameterError } from '../../errors/app-error.js';
+import { checkAgainstSchema } from '../../validation/schema-validator.js';
 
 /** The single key of the placeholder that stands for arguments cut before they were stored. */
 const cutKey = 'arguments_cut';
@@ -107,4 +107,39 @@ export function approvedArgumentsSizeProblem(
     'arguments',
     `'arguments' is ${bytes} bytes of JSON; a call's arguments may have at most ${maxBytes} (tools.max_argument_bytes).`,
   );
+}
+
+/**
+ * The checks above, bound to the service's `tools.max_argument_bytes`: what the ToolAgent's loop
+ * uses for the model's calls and the approvals for a person's edits, given to both by the wiring.
+ */
+export interface ToolArguments {
+  /** Bytes a call's arguments may have (`tools.max_argument_bytes`). */
+  readonly maxBytes: number;
+  /** The model's arguments text as recorded: itself, or the placeholder past the limit. */
+  bounded(text: string): string;
+  /** The model's arguments as an object, or why they are not one. */
+  parse(text: string): ParsedArguments;
+  /** Why `args` do not fit `schema` (a 400 naming the field under `prefix`), or null. */
+  problem(
+    schema: Record<string, unknown> | null | undefined,
+    args: Record<string, unknown>,
+    prefix?: string,
+  ): AppError | null;
+  /** Why a person's edited arguments cannot be approved (too large, or not fitting), or null. */
+  approvalProblem(
+    schema: Record<string, unknown> | null | undefined,
+    args: Record<string, unknown>,
+  ): AppError | null;
+}
+
+export function toolArguments(maxBytes: number): ToolArguments {
+  return {
+    maxBytes,
+    bounded: (text) => boundedArgumentsText(text, maxBytes),
+    parse: (text) => parseToolArguments(text, maxBytes),
+    problem: (schema, args, prefix) => argumentsProblem(schema, args, prefix),
+    approvalProblem: (schema, args) =>
+      approvedArgumentsSizeProblem(args, maxBytes) ?? argumentsProblem(schema, args, 'arguments'),
+  };
 }

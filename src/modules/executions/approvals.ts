@@ -4,10 +4,10 @@
 // not decided by its deadline ends its run too — watched by a timer on the instance that paused
 // it, and swept by every instance's heartbeat (so a restart loses no deadline).
 import type { Logger } from 'pino';
-import { ConflictError, NotFoundError } from '../../../errors/app-error.js';
-import type { JobQueue } from '../../../jobs/job-queue.js';
+import { ConflictError, NotFoundError } from '../../errors/app-error.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
 import type { ExecutionService } from './execution-service.js';
-import { approvedArgumentsSizeProblem, argumentsProblem } from '../../../validation/tool-arguments.js';
+import type { ToolArguments } from '../tools/tool-arguments.js';
 import {
   awaitingDecision,
   executionError,
@@ -23,8 +23,8 @@ export interface ApprovalServiceOptions {
   executions: ExecutionService;
   queue: JobQueue;
   logger: Logger;
-  /** Bytes a call's arguments may have (`tools.max_argument_bytes`): edited ones too. */
-  maxArgumentBytes: number;
+  /** Edited arguments meet the checks the model's met (the tools module's). */
+  arguments: Pick<ToolArguments, 'approvalProblem'>;
   now?: () => number;
 }
 
@@ -121,9 +121,7 @@ export class ApprovalService {
    * on the waiting step). A 400 naming the field; nothing is changed.
    */
   private checkArguments(step: StepRecord, args: Record<string, unknown>): void {
-    const problem =
-      approvedArgumentsSizeProblem(args, this.options.maxArgumentBytes) ??
-      argumentsProblem(step.toolSchema, args, 'arguments');
+    const problem = this.options.arguments.approvalProblem(step.toolSchema, args);
     if (problem !== null) throw problem;
   }
 

@@ -1,9 +1,9 @@
 // Execution records of agent and pipeline runs: read one, or follow it as Server-Sent Events, as a
 // Fastify plugin over the execution service.
 import Type from 'typebox';
-import type { CredentialWatch } from '../../../auth/credential-watch.js';
-import { access } from '../../../auth/scopes.js';
-import { featurePlugin, type FeaturePlugin } from '../../../http/feature-plugin.js';
+import type { CredentialWatch } from '../../auth/credential-watch.js';
+import { access } from '../../auth/scopes.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import type { ExecutionEvent } from './execution.js';
 import type { ExecutionService } from './execution-service.js';
 import {
@@ -11,14 +11,14 @@ import {
   ObjectIdSchema,
   PageQuerySchema,
   PageSchema,
-} from '../../../http/schemas/common.js';
+} from '../../http/schemas/common.js';
 import {
   guardAnswer,
   sendEventStream,
   serverSentEvents,
   untilCredentialsEnd,
-} from '../../../http/streaming.js';
-import { principalOf, type App } from '../../../http/types.js';
+} from '../../http/streaming.js';
+import { principalOf, type App } from '../../http/types.js';
 import {
   ExecutionSchema,
   executionDetailToJson,

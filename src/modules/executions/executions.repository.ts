@@ -1,4 +1,5 @@
-// Execution records and their stage records: the one place that maps them to rows and back.
+// Execution records and their stage records, and the instances' heartbeat rows: the one place that
+// maps them to rows and back (a run's steps are execution-steps.repository.ts').
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type {
   Execution,
@@ -7,23 +8,13 @@ import type {
   StagePlan,
   StageRecord,
   StageUpdate,
-  StepDecision,
-  StepRecord,
-  StepStatus,
-  StepUpdate,
 } from './execution.js';
-import type { DatabaseSchema } from '../../../storage/schema.js';
-import { pageOf } from '../../../storage/repositories/paging.js';
+import type { DatabaseSchema } from '../../storage/schema.js';
+import { json, parseJson } from '../../storage/repositories/json-text.js';
+import { pageOf } from '../../storage/repositories/paging.js';
 
 type ExecutionRow = Selectable<DatabaseSchema['executions']>;
 type StageRow = Selectable<DatabaseSchema['execution_stages']>;
-type StepRow = Selectable<DatabaseSchema['execution_steps']>;
-
-function parseJson<T>(text: string | null): T | null {
-  return text === null ? null : (JSON.parse(text) as T);
-}
-
-const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
 
 function toExecution(row: ExecutionRow): Execution {
   return {
@@ -93,32 +84,6 @@ function toStage(row: StageRow): StageRecord {
     completedAt: row.completed_at,
   };
 }
-
-function toStep(row: StepRow): StepRecord {
-  return {
-    id: row.id,
-    executionId: row.execution_id,
-    stageRecordId: row.stage_record_id,
-    position: Number(row.position),
-    kind: row.kind,
-    name: row.name,
-    callId: row.call_id,
-    arguments: parseJson(row.arguments),
-    output: parseJson(row.output),
-    status: row.status,
-    error: parseJson(row.error),
-    decision: parseJson<StepDecision>(row.decision),
-    tokensUsed: Number(row.tokens_used),
-    durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
-    startedAt: row.started_at,
-    completedAt: row.completed_at,
-    expiresAt: row.expires_at,
-    toolSchema: parseJson(row.tool_schema),
-  };
-}
-
-/** The statuses of a call that waits for a person's decision (`awaitingDecision`). */
-const awaitingDecision: readonly StepStatus[] = ['waiting_for_approval', 'interrupted'];
 
 /** Statuses of a run not yet finished: running, or paused for a person's approval. */
 const unfinished = ['running', 'waiting_for_approval'] as const;
@@ -218,95 +183,6 @@ export class ExecutionsRepository {
       .execute();
   }
 
-  // Steps of tool-calling agents (migration 016).
-
-  async insertStep(step: StepRecord): Promise<void> {
-    await this.db
-      .insertInto('execution_steps')
-      .values({
-        id: step.id,
-        execution_id: step.executionId,
-        stage_record_id: step.stageRecordId,
-        position: step.position,
-        kind: step.kind,
-        name: step.name,
-        call_id: step.callId,
-        arguments: json(step.arguments),
-        output: json(step.output),
-        status: step.status,
-        error: json(step.error),
-        decision: json(step.decision),
-        tokens_used: step.tokensUsed,
-        duration_ms: step.durationMs,
-        started_at: step.startedAt,
-        completed_at: step.completedAt,
-        expires_at: step.expiresAt,
-        tool_schema: json(step.toolSchema),
-      })
-      .execute();
-  }
-
-  /**
-   * Changes a step; with `from`, only while its status is one of those (of two instances or two
-   * people deciding one call, exactly one wins). Answers whether the step changed.
-   */
-  async updateStep(
-    id: string,
-    update: StepUpdate,
-    from?: readonly StepRecord['status'][],
-  ): Promise<boolean> {
-    let query = this.db
-      .updateTable('execution_steps')
-      .set({
-        status: update.status,
-        ...(update.arguments === undefined ? {} : { arguments: json(update.arguments) }),
-        ...(update.output === undefined ? {} : { output: json(update.output) }),
-        ...(update.error === undefined ? {} : { error: json(update.error) }),
-        ...(update.decision === undefined ? {} : { decision: json(update.decision) }),
-        ...(update.durationMs === undefined ? {} : { duration_ms: update.durationMs }),
-        ...(update.completedAt === undefined ? {} : { completed_at: update.completedAt }),
-        ...(update.expiresAt === undefined ? {} : { expires_at: update.expiresAt }),
-        ...(update.toolSchema === undefined ? {} : { tool_schema: json(update.toolSchema) }),
-      })
-      .where('id', '=', id);
-    if (from !== undefined) query = query.where('status', 'in', from);
-    const result = await query.executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
-  }
-
-  /** A window of a run's steps in order, with how many it has. */
-  async stepsPage(
-    executionId: string,
-    page: { limit: number; offset: number },
-  ): Promise<{ steps: StepRecord[]; total: number }> {
-    const { rows, total } = await pageOf(
-      this.db.selectFrom('execution_steps').where('execution_id', '=', executionId),
-      page,
-      (query) => query.selectAll().orderBy('position', 'asc'),
-    );
-    return { steps: rows.map(toStep), total };
-  }
-
-  async step(executionId: string, stepId: string): Promise<StepRecord | undefined> {
-    const row = await this.db
-      .selectFrom('execution_steps')
-      .selectAll()
-      .where('execution_id', '=', executionId)
-      .where('id', '=', stepId)
-      .executeTakeFirst();
-    return row === undefined ? undefined : toStep(row);
-  }
-
-  async stepsOf(executionId: string): Promise<StepRecord[]> {
-    const rows = await this.db
-      .selectFrom('execution_steps')
-      .selectAll()
-      .where('execution_id', '=', executionId)
-      .orderBy('position', 'asc')
-      .execute();
-    return rows.map(toStep);
-  }
-
   /**
    * Pauses a running run for approval, keeping `runPlan` (so that any instance can continue it
    * once approved); a stage waiting is marked so. Answers whether the run was running.
@@ -343,20 +219,6 @@ export class ExecutionsRepository {
       .where('status', '=', 'waiting_for_approval')
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
-  }
-
-  /** Paused runs with a call whose approval deadline passed before `now`. */
-  async expiredApprovals(now: string): Promise<Array<{ id: string; accountId: string }>> {
-    const rows = await this.db
-      .selectFrom('execution_steps')
-      .innerJoin('executions', 'executions.id', 'execution_steps.execution_id')
-      .select(['executions.id as id', 'executions.account_id as account_id'])
-      .distinct()
-      .where('execution_steps.status', 'in', awaitingDecision)
-      .where('execution_steps.expires_at', '<', now)
-      .where('executions.status', '=', 'waiting_for_approval')
-      .execute();
-    return rows.map((row) => ({ id: row.id, accountId: row.account_id }));
   }
 
   async find(accountId: string, id: string): Promise<Execution | undefined> {

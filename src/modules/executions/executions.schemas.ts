@@ -1,5 +1,5 @@
 // The JSON of execution records, their stages and their events, with the schemas that describe
-// them; shared by the executions, agents and pipelines routes.
+// them.
 import Type from 'typebox';
 import {
   awaitingDecision,
@@ -10,11 +10,7 @@ import {
   type StageRecord,
   type StepRecord,
 } from './execution.js';
-import {
-  ExecutionErrorSchema,
-  NullableTimestamp,
-  Timestamp,
-} from '../../../http/schemas/common.js';
+import { ExecutionErrorSchema, NullableTimestamp, Timestamp } from '../../http/schemas/common.js';
 
 export const StageRecordSchema = Type.Object({
   id: Type.String(),
@@ -133,19 +129,6 @@ export const ExecutionSchema = Type.Object({
   }),
 });
 
-/** An entry of a pipeline's execution list. */
-export const ExecutionListEntrySchema = Type.Object({
-  id: Type.String(),
-  pipeline_id: Type.String(),
-  status: Type.String(),
-  user_id: Type.Union([Type.String(), Type.Null()]),
-  created_at: Timestamp(),
-  completed_at: NullableTimestamp(),
-  execution_time_ms: Type.Union([Type.Integer(), Type.Null()]),
-  tokens_used: Type.Integer(),
-  error: Type.Optional(Type.String()),
-});
-
 /** A failure as `error` (its message) beside `error_detail` (the whole error object); none when null. */
 function errorFields(error: ExecutionError | null) {
   return error === null ? {} : { error: error.message, error_detail: error };
@@ -245,20 +228,6 @@ export function executionToJson(
 /** An execution read with its stages and steps, as GET /v1/executions/{id} answers it. */
 export function executionDetailToJson(detail: ExecutionDetail) {
   return executionToJson(detail.execution, detail.stages, detail.steps);
-}
-
-export function executionListEntry(execution: Execution) {
-  return {
-    id: execution.id,
-    pipeline_id: execution.pipelineId ?? '',
-    status: execution.status,
-    user_id: execution.userId,
-    created_at: execution.createdAt,
-    completed_at: execution.completedAt,
-    execution_time_ms: execution.executionTimeMs,
-    tokens_used: execution.tokensUsed,
-    ...(execution.error === null ? {} : { error: execution.error.message }),
-  };
 }
 
 /** An event of `GET /v1/executions/{id}/events`, as sent in one `data:` line. */

@@ -1,9 +1,10 @@
 // Execution records, for agent runs and pipeline runs alike: started, their stages moved, finished
 // once — each change written, then announced on the change feed — read back, listed, and followed
 // as a stream of events derived from the records.
-import { NotFoundError } from '../../../errors/app-error.js';
-import { newId } from '../../../ids.js';
+import { NotFoundError } from '../../errors/app-error.js';
+import { newId } from '../../ids.js';
 import type { ExecutionsRepository } from './executions.repository.js';
+import type { ExecutionStepsRepository } from './execution-steps.repository.js';
 import type { ExecutionChangeFeed } from './change-feed.js';
 import {
   awaitingDecision,
@@ -29,6 +30,8 @@ export interface ConversationLookup {
 
 export interface ExecutionServiceOptions {
   repository: ExecutionsRepository;
+  /** The steps of tool-calling agents. */
+  steps: ExecutionStepsRepository;
   feed: ExecutionChangeFeed;
   conversations: ConversationLookup;
   /** Recorded on executions, to recover runs a stopped instance left running. */
@@ -120,7 +123,7 @@ export class ExecutionService {
     if (execution === undefined) throw new NotFoundError('Execution', id);
     const stages =
       execution.kind === 'pipeline' ? await this.options.repository.stagesOf(execution.id) : [];
-    const steps = await this.options.repository.stepsOf(execution.id);
+    const steps = await this.options.steps.stepsOf(execution.id);
     return { execution, stages, steps };
   }
 
@@ -132,14 +135,14 @@ export class ExecutionService {
   ): Promise<{ steps: StepRecord[]; total: number }> {
     const execution = await this.options.repository.find(accountId, id);
     if (execution === undefined) throw new NotFoundError('Execution', id);
-    return this.options.repository.stepsPage(execution.id, page);
+    return this.options.steps.stepsPage(execution.id, page);
   }
 
   /** One step of the account's execution, whole (404 for either it cannot see). */
   async step(accountId: string, id: string, stepId: string): Promise<StepRecord> {
     const execution = await this.options.repository.find(accountId, id);
     if (execution === undefined) throw new NotFoundError('Execution', id);
-    const step = await this.options.repository.step(execution.id, stepId);
+    const step = await this.options.steps.step(execution.id, stepId);
     if (step === undefined) throw new NotFoundError('Step', stepId);
     return step;
   }
@@ -152,7 +155,7 @@ export class ExecutionService {
   /** Records a step of a tool-calling agent, after the run's last (positions are the run's). */
   async addStep(executionId: string, position: number, step: NewStep): Promise<StepRecord> {
     const record = stepRecordOf(newId('step'), executionId, position, step);
-    await this.options.repository.insertStep(record);
+    await this.options.steps.insertStep(record);
     this.options.feed.changed(executionId);
     return record;
   }
@@ -164,14 +167,14 @@ export class ExecutionService {
     update: StepUpdate,
     from?: readonly StepRecord['status'][],
   ): Promise<boolean> {
-    const changed = await this.options.repository.updateStep(stepId, update, from);
+    const changed = await this.options.steps.updateStep(stepId, update, from);
     if (changed) this.options.feed.changed(executionId);
     return changed;
   }
 
   /** The steps of a run (all its agents'), in order. */
   stepsOf(executionId: string): Promise<StepRecord[]> {
-    return this.options.repository.stepsOf(executionId);
+    return this.options.steps.stepsOf(executionId);
   }
 
   /**
@@ -197,7 +200,7 @@ export class ExecutionService {
 
   /** Paused runs with a call whose approval deadline has passed. */
   expiredApprovals(): Promise<Array<{ id: string; accountId: string }>> {
-    return this.options.repository.expiredApprovals(this.iso());
+    return this.options.steps.expiredApprovals(this.iso(), awaitingDecision);
   }
 
   listForPipeline(accountId: string, pipelineId: string, page: { limit: number; offset: number }) {
