@@ -23,13 +23,13 @@ import { RouteRegistry } from './http/route-registry.js';
 import { ErrorBodySchema } from './http/schemas/common.js';
 import type { App } from './http/types.js';
 import {
-  createValidatorCompiler,
   lazySerializerFactory,
+  strictValidatorFactory,
   trackPendingSchemas,
   type PendingSchemas,
 } from './http/validation.js';
-import { registerWebApp, type WebApp } from './http/web-app.js';
-import type { Services } from './services.js';
+import { webApp as dashboard, type WebApp } from './http/web-app.js';
+import { httpPlugins, type Services } from './service-container.js';
 
 const incomingRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -44,10 +44,9 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   // JSON is the only body this API takes; anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   installInputSafety(app, { parseLarge: (text) => services.text.json(text) });
-  app.setValidatorCompiler(createValidatorCompiler(pendingSchemas));
   trackPendingSchemas(app, pendingSchemas);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));
-  let webApp: WebApp | null = null;
+  const webApp = dashboard(config.webApp.directory);
   app.setNotFoundHandler((request, reply) => notFound(request, reply, registry, webApp));
   app.addSchema(ErrorBodySchema);
 
@@ -57,6 +56,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   });
   installRequestLog(app, config.server.requestLogSample);
   installHttpMetrics(app, services.metrics);
+  closeAnsweredUpgrades(app);
 
   // Both add onRequest hooks that must run before access control: cookies are parsed, and CORS
   // preflights are answered (and error responses carry CORS headers) before any key is asked for.
@@ -75,39 +75,9 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
   });
   await registerOpenApi(app, config);
 
-  // The feature modules' routes, in the order the OpenAPI document lists them.
-  const { modules } = services;
-  for (const plugin of [
-    modules.health.plugin,
-    modules.metrics.plugin,
-    modules.health.featuresPlugin,
-    modules.accounts.apiKeysPlugin,
-    modules.accounts.accountsPlugin,
-    modules.chat.modelsPlugin,
-    modules.templates.plugin,
-    modules.chat.plugin,
-    modules.completions.plugin,
-    modules.messages.plugin,
-    modules.completions.embeddingsPlugin,
-    modules.responses.plugin,
-    modules.conversations.plugin,
-    modules.knowledge.plugin,
-    modules.agents.plugin,
-    modules.pipelines.plugin,
-    modules.routing.plugin,
-    modules.layout.plugin,
-    modules.executions.plugin,
-    modules.accounts.authPlugin,
-    modules.usage.plugin,
-    modules.mcp.plugin,
-  ]) {
-    await app.register(plugin);
-  }
-  webApp = await registerWebApp(app, config.webApp.directory);
-  await app.register(modules.voice.speechPlugin);
-  await app.register(modules.voice.openAiAudioPlugin);
-  await app.register(modules.voice.voicePlugin);
-  await app.register(modules.voice.realtimePlugin);
+  // The feature modules' routes, each module in its own encapsulated context under the hooks above,
+  // in the order the OpenAPI document lists them.
+  for (const plugin of httpPlugins(services.modules, webApp.plugin)) await app.register(plugin);
 
   await app.ready();
   return app;
@@ -134,9 +104,13 @@ function serverOptions(
         : `req_${randomUUID().replaceAll('-', '')}`;
     },
     bodyLimit: config.server.bodyLimitBytes,
-    // Response serializers are built on a route's first use (src/http/validation.ts).
+    // The strict validator and the serializers (built on a route's first use) of every context,
+    // each module's included (src/http/validation.ts).
     schemaController: {
-      compilersFactory: { buildSerializer: lazySerializerFactory(pendingSchemas) },
+      compilersFactory: {
+        buildValidator: strictValidatorFactory(pendingSchemas),
+        buildSerializer: lazySerializerFactory(pendingSchemas),
+      },
     },
     // Path parameters are ids (~30 characters) and model names (≤ 128); longer ones cannot exist.
     routerOptions: { maxParamLength: 256 },
@@ -178,10 +152,10 @@ function notFound(
   request: FastifyRequest,
   reply: FastifyReply,
   registry: RouteRegistry,
-  webApp: WebApp | null,
+  webApp: WebApp,
 ) {
   // The dashboard's own routes (/keys, /pipelines/pipe_…) are pages of the app, not API paths.
-  if (webApp?.isAppRoute(request) === true) return webApp.sendIndex(request, reply);
+  if (webApp.isAppRoute(request)) return webApp.sendIndex(request, reply);
   const path = request.url.split('?')[0] ?? '/';
   const allowed = registry.allowedMethods(path);
   // A route that takes this method and found nothing (a static file) is a 404, not a 405.
@@ -201,6 +175,20 @@ function notFound(
     reply,
     new AppError('not_found', `No route ${request.method} ${path}.`),
   );
+}
+
+/**
+ * A WebSocket upgrade that any route answers over HTTP (an unknown path, a refused key, a full
+ * connection cap, a path that is not a WebSocket) leaves its socket with nobody reading it, which
+ * would keep the server from ever closing: the answer was the last thing it carries. (An accepted
+ * upgrade is hijacked by the WebSocket plugin and never gets here while open.)
+ */
+function closeAnsweredUpgrades(app: App): void {
+  app.addHook('onResponse', (request, _reply, done) => {
+    // Node's parser sets `upgrade` on a request that came by the server's 'upgrade' event.
+    if ((request.raw as { upgrade?: boolean }).upgrade === true) request.raw.socket.destroy();
+    done();
+  });
 }
 
 /** CORS for the configured browser origins, with credentials and the contract's headers exposed. */

@@ -1,5 +1,6 @@
 // What the wiring hands the HTTP layer and the tools: the services routes may use, read off the
-// feature modules, and what only the wiring, tools and tests touch.
+// feature modules, the modules' plugins in the order app.ts registers them, and what only the
+// wiring, tools and tests touch.
 import type { Redis } from 'ioredis';
 import type { AccountService } from './modules/accounts/account-service.js';
 import type { ApiKeyService } from './modules/accounts/api-key-service.js';
@@ -37,6 +38,7 @@ import type { ModelRegistry } from './models/model-registry.js';
 import type { SpeechService } from './modules/voice/speech-service.js';
 import type { VoiceSessionService } from './modules/voice/voice-session-service.js';
 import type { CredentialWatch } from './auth/credential-watch.js';
+import type { FeaturePlugin } from './http/feature-plugin.js';
 import type { VoiceModule } from './modules/voice/module.js';
 import type { TemplatesModule } from './modules/templates/module.js';
 import type { TemplateCatalog } from './modules/templates/template-catalog.js';
@@ -80,7 +82,7 @@ export interface Services {
   /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()` (metrics). */
   readonly jobs: JobQueue;
   readonly routing: RoutingService;
-  /** The feature modules, whose HTTP plugins app.ts registers. */
+  /** The feature modules, whose HTTP plugins app.ts registers (`httpPlugins`). */
   readonly modules: {
     readonly accounts: AccountsModule;
     readonly metrics: MetricsModule;
@@ -166,4 +168,40 @@ export function servicesOf(
     modules,
     metrics: modules.metrics.metrics,
   };
+}
+
+/**
+ * The HTTP application's parts, in the order app.ts registers them, which is the order the OpenAPI
+ * document lists their routes: each module's plugin (a module whose routes lie in two places of
+ * the document gives one for each), and the dashboard's before the voice module's.
+ */
+export function httpPlugins(
+  modules: Services['modules'],
+  dashboard: FeaturePlugin,
+): readonly FeaturePlugin[] {
+  return [
+    modules.health.plugin,
+    modules.metrics.plugin,
+    modules.health.featuresPlugin,
+    modules.accounts.plugin,
+    modules.chat.modelsPlugin,
+    modules.templates.plugin,
+    modules.chat.plugin,
+    modules.completions.plugin,
+    modules.messages.plugin,
+    modules.completions.embeddingsPlugin,
+    modules.responses.plugin,
+    modules.conversations.plugin,
+    modules.knowledge.plugin,
+    modules.agents.plugin,
+    modules.pipelines.plugin,
+    modules.routing.plugin,
+    modules.layout.plugin,
+    modules.executions.plugin,
+    modules.accounts.authPlugin,
+    modules.usage.plugin,
+    modules.mcp.plugin,
+    dashboard,
+    modules.voice.plugin,
+  ];
 }

@@ -1,6 +1,6 @@
 // The code's shape, checked. Layers, highest first; imports run downward only at run time:
-//   5 wiring      app.ts, services.ts, service-container.ts, main.ts, logger.ts, cli/, and each
-//                 modules/<area>/module.ts
+//   5 wiring      app.ts, services.ts, service-modules.ts, service-container.ts, main.ts, logger.ts,
+//                 cli/, and each modules/<area>/module.ts
 //   4 HTTP/config http/, config/ (but config/config.ts and the kit), and
 //                 modules/<area>/*.routes.ts and *.schemas.ts: the only files that may import Fastify
 //   2 domain      one folder per feature (accounts/, agents/, …), and every other file of a module
@@ -41,8 +41,8 @@ function moduleLayerOf(relative: string): number {
 /** Layer of a module, by its path under src/ (higher may import lower, never the reverse). */
 function layerOf(relative: string): number {
   if (moduleOf(relative) !== null) return moduleLayerOf(relative);
-  if (['app.ts', 'services.ts', 'service-container.ts', 'main.ts', 'logger.ts'].includes(relative))
-    return 5;
+  const wiring = ['app.ts', 'services.ts', 'service-modules.ts', 'service-container.ts', 'main.ts'];
+  if ([...wiring, 'logger.ts'].includes(relative)) return 5;
   const top = relative.split('/')[0]!;
   if (top === 'cli') return 5;
   if (relative === 'config/config.ts' || configKit.includes(relative)) return 0;

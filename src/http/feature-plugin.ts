@@ -1,48 +1,34 @@
-// A feature module's routes as a Fastify plugin (src/modules/<area>/<area>.routes.ts), registered
-// by app.ts with `app.register`. Not encapsulated (Fastify's skip-override, what the
-// fastify-plugin package sets): the routes join the app's own context, as when app.ts declared
-// them itself, under every hook and the app's strict validator. A child context that adds schemas
-// would rebuild its validator from Fastify's defaults, which coerce body types, instead of
-// inheriting the one app.ts installs with setValidatorCompiler.
+// A feature module's routes as a Fastify plugin (src/modules/<area>/<area>.routes.ts), registered by
+// app.ts from the list the wiring gives it (src/service-container.ts, httpPlugins). Each is
+// encapsulated: its schemas, hooks, decorators and content-type parsers stay in its own context,
+// while it inherits what app.ts installed on the root before registering it (the request id,
+// request log, metrics, CORS, cookies, access control and input-safety hooks, the error and
+// not-found handlers, the JSON parser) and the root's strict validator and lazy serializers, which
+// every context builds from the factories of the `schemaController` option (src/http/validation.ts).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyPluginCallback, RawServerDefault } from 'fastify';
+import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
 
-export type FeaturePlugin = FastifyPluginCallback<
+export type FeaturePlugin = FastifyPluginAsync<
   Record<never, never>,
   RawServerDefault,
   TypeBoxTypeProvider
 >;
 
-/** A feature plugin whose declaration awaits (a Fastify plugin of its own, registered first). */
-export type AsyncFeaturePlugin = FastifyPluginAsync<
-  Record<never, never>,
-  RawServerDefault,
-  TypeBoxTypeProvider
->;
-
-/** The app a feature plugin declares its routes on. */
+/** The context a feature plugin declares its routes in. */
 export type FeatureApp = Parameters<FeaturePlugin>[0];
 
-/** `declare` adds the module's schemas and routes; `name` shows in Fastify's plugin tree. */
-export function featurePlugin(name: string, declare: (app: FeatureApp) => void): FeaturePlugin {
-  const plugin: FeaturePlugin = (app, _options, done) => {
-    declare(app);
-    done();
-  };
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: name,
-  });
-}
-
-/** `featurePlugin` for a declaration that awaits: `declare` may `await app.register(...)`. */
-export function asyncFeaturePlugin(
+/**
+ * `declare` adds the module's schemas, hooks and routes (it may `await app.register(...)` a plugin
+ * of its own, or a child context); `name` shows in Fastify's plugin tree.
+ */
+export function featurePlugin(
   name: string,
-  declare: (app: FeatureApp) => Promise<void>,
-): AsyncFeaturePlugin {
-  const plugin: AsyncFeaturePlugin = (app) => declare(app);
-  return Object.assign(plugin, {
-    [Symbol.for('skip-override')]: true,
-    [Symbol.for('fastify.display-name')]: name,
-  });
+  declare: (app: FeatureApp) => void | Promise<void>,
+): FeaturePlugin {
+  const plugin: FeaturePlugin = async (app) => {
+    await declare(app);
+  };
+  // Fastify's messages and its plugin tree (printPlugins) name a plugin by these.
+  Object.defineProperty(plugin, 'name', { value: name });
+  return Object.assign(plugin, { [Symbol.for('fastify.display-name')]: name });
 }

@@ -2,6 +2,11 @@
 // coercion, unknown fields named), while query strings and path parameters are coerced from text,
 // as they can only be text.
 //
+// Both compilers are given to Fastify as factories in its `schemaController` option rather than set
+// with `setValidatorCompiler`: every encapsulated context (each feature module's plugin) reads its
+// factories from that option, so a context that adds schemas of its own builds its compilers from
+// these, not from Fastify's defaults (which coerce body types and drop unknown fields).
+//
 // Both are compiled on a route's first use, not at start: some 200 routes' validators and
 // serializers are generated code an idle service would hold (several MiB) and start-up would
 // spend most of its time building. `compilePendingSchemas(app)` compiles all that are left, so
@@ -11,8 +16,8 @@ import {
   type Serializer,
   type SerializerFactory,
 } from '@fastify/fast-json-stringify-compiler';
-import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
-import type { ValidateFunction } from 'ajv';
+import type { FastifySchema, FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
+import type { AnySchema, ValidateFunction } from 'ajv';
 import { createAjv } from '../validation/ajv.js';
 
 /** One application's compilers not yet run. */
@@ -31,11 +36,30 @@ export function compilePendingSchemas(app: object): number {
   return compilers.length;
 }
 
-export function createValidatorCompiler(
+/** The schemas a context added (`app.addSchema`), by id, which its routes' schemas may `$ref`. */
+type SharedSchemas = Record<string, AnySchema | AnySchema[]>;
+
+type ValidatorFactory = NonNullable<
+  NonNullable<
+    NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+  >['buildValidator']
+>;
+
+/**
+ * The validator compiler of a context that knows `shared`: a strict Ajv for bodies, a coercing one
+ * for the query string and path parameters, both holding the shared schemas.
+ */
+function createValidatorCompiler(
   pending: PendingSchemas,
+  shared: SharedSchemas = {},
 ): FastifySchemaCompiler<FastifySchema> {
   const bodyAjv = createAjv({ coerceTypes: false });
   const textAjv = createAjv({ coerceTypes: 'array' });
+  // Fastify's buckets hold schemas with their `$id` (it refuses any without).
+  for (const schema of Object.values(shared)) {
+    bodyAjv.addSchema(schema);
+    textAjv.addSchema(schema);
+  }
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : textAjv;
     let compiled: ValidateFunction | undefined;
@@ -55,6 +79,27 @@ export function createValidatorCompiler(
     validate.errors = null as ValidateFunction['errors'];
     return validate;
   };
+}
+
+/**
+ * The validator factory of every context: one compiler per set of shared schemas. Fastify asks a
+ * context that added schemas for its compiler again at each of its routes, so a set seen before
+ * gets the compiler built for it (as Fastify's own factory does).
+ */
+export function strictValidatorFactory(pending: PendingSchemas): ValidatorFactory {
+  const bySchemas = new Map<string, FastifySchemaCompiler<FastifySchema>>();
+  const factory = (shared: SharedSchemas = {}) => {
+    const key = JSON.stringify(shared);
+    let compiler = bySchemas.get(key);
+    if (compiler === undefined) {
+      compiler = createValidatorCompiler(pending, shared);
+      bySchemas.set(key, compiler);
+    }
+    return compiler;
+  };
+  // Fastify calls the compiler with a route's part ({schema, httpPart, …}); its types describe the
+  // factory's result as Ajv's own compile function.
+  return factory as unknown as ValidatorFactory;
 }
 
 /** Fastify's own serializer factory (fast-json-stringify), each route's serializer built lazily. */

@@ -7,7 +7,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { access } from '../auth/scopes.js';
 import { AppError } from '../errors/app-error.js';
-import type { App } from './types.js';
+import { featurePlugin, type FeatureApp, type FeaturePlugin } from './feature-plugin.js';
 
 /** The placeholder Vite writes into index.html where each response's nonce goes (vite.config.ts). */
 export const cspNoncePlaceholder = '__CSP_NONCE__';
@@ -46,16 +46,18 @@ export function contentSecurityPolicy(nonce: string, request: FastifyRequest): s
 }
 
 export interface WebApp {
+  /** The dashboard's routes (its page, hashed assets and top-level files), as a plugin. */
+  readonly plugin: FeaturePlugin;
   /** Whether a not-found GET should be answered with the app (one of its client-side routes). */
   isAppRoute(request: FastifyRequest): boolean;
   sendIndex(request: FastifyRequest, reply: FastifyReply): FastifyReply;
 }
 
-export async function registerWebApp(app: App, directory: string): Promise<WebApp> {
+/** index.html with a fresh nonce, or a 503 saying how to build the dashboard when it is not built. */
+function indexSender(directory: string) {
   const indexFile = path.join(directory, 'index.html');
   const built = existsSync(indexFile);
   const template = built ? readFileSync(indexFile, 'utf8') : '';
-
   const sendIndex = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     if (!built) {
       throw new AppError(
@@ -72,27 +74,24 @@ export async function registerWebApp(app: App, directory: string): Promise<WebAp
       .type('text/html; charset=utf-8')
       .send(template.replaceAll(cspNoncePlaceholder, nonce));
   };
+  return { built, sendIndex };
+}
 
-  await app.register(fastifyStatic, {
-    root: built ? directory : process.cwd(),
-    serve: false,
-    // `npm run build` writes .br and .gz next to each asset; they are sent when the client accepts them.
-    preCompressed: true,
-  });
+const hidden = { hide: true };
 
-  const hidden = { hide: true };
-  app.get('/', { config: { access: access.public() }, schema: hidden }, sendIndex);
+/** GET /assets/*: the build's hashed assets, cached for a year (their names change with them). */
+function assetRoutes(app: FeatureApp, directory: string, index: ReturnType<typeof indexSender>) {
   // The build does not change while it is served: its asset names are known once.
   const assetsDirectory = path.join(directory, 'assets');
   const assetNames = new Set(
-    built && existsSync(assetsDirectory) ? readdirSync(assetsDirectory) : [],
+    index.built && existsSync(assetsDirectory) ? readdirSync(assetsDirectory) : [],
   );
   app.get(
     '/assets/*',
     { config: { access: access.public() }, schema: hidden },
     (request, reply) => {
       const file = (request.params as { '*': string })['*'];
-      if (!built) return sendIndex(request, reply);
+      if (!index.built) return index.sendIndex(request, reply);
       if (!assetNames.has(file)) {
         throw new AppError(
           'not_found',
@@ -108,20 +107,37 @@ export async function registerWebApp(app: App, directory: string): Promise<WebAp
       });
     },
   );
-  // Unhashed files at the top of the build (the icon): cached briefly, since their names never change.
-  if (built) {
-    for (const name of readdirSync(directory)) {
-      if (name === 'index.html' || /\.(br|gz)$/.test(name)) continue;
-      if (!statSync(path.join(directory, name)).isFile()) continue;
-      app.get(
-        `/${name}`,
-        { config: { access: access.public() }, schema: hidden },
-        (_request, reply) => reply.sendFile(name, { maxAge: 3_600_000, cacheControl: true }),
-      );
-    }
-  }
+}
 
+/** Unhashed files at the top of the build (the icon): cached briefly, since their names never change. */
+function topLevelFileRoutes(app: FeatureApp, directory: string): void {
+  for (const name of readdirSync(directory)) {
+    if (name === 'index.html' || /\.(br|gz)$/.test(name)) continue;
+    if (!statSync(path.join(directory, name)).isFile()) continue;
+    app.get(
+      `/${name}`,
+      { config: { access: access.public() }, schema: hidden },
+      (_request, reply) => reply.sendFile(name, { maxAge: 3_600_000, cacheControl: true }),
+    );
+  }
+}
+
+/** The dashboard built into `directory` (or a 503 naming the fix when it is not built). */
+export function webApp(directory: string): WebApp {
+  const index = indexSender(directory);
+  const plugin = featurePlugin('web-app', async (app) => {
+    await app.register(fastifyStatic, {
+      root: index.built ? directory : process.cwd(),
+      serve: false,
+      // `npm run build` writes .br and .gz next to each asset; they are sent when the client accepts them.
+      preCompressed: true,
+    });
+    app.get('/', { config: { access: access.public() }, schema: hidden }, index.sendIndex);
+    assetRoutes(app, directory, index);
+    if (index.built) topLevelFileRoutes(app, directory);
+  });
   return {
+    plugin,
     isAppRoute(request) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return false;
       const pathname = request.url.split('?')[0] ?? '/';
@@ -131,6 +147,6 @@ export async function registerWebApp(app: App, directory: string): Promise<WebAp
       const accept = request.headers.accept ?? '';
       return accept.includes('text/html');
     },
-    sendIndex,
+    sendIndex: index.sendIndex,
   };
 }

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { CredentialWatch } from '../../auth/credential-watch.js';
 import type { AppConfig } from '../../config/config.js';
-import type { FeaturePlugin } from '../../http/feature-plugin.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import type { KeyState } from './api-key.js';
 import { AccountService } from './account-service.js';
@@ -53,12 +53,11 @@ export interface AccountsModule {
   readonly keyStates: (keyIds: readonly string[]) => Promise<KeyState[]>;
   /** An account's key by id, for other areas that name keys (usage's by-key groups). */
   readonly keyLookup: Pick<ApiKeysRepository, 'findInAccount'>;
-  /** /v1/api-keys and GET /v1/rate-limits/tiers. */
-  readonly apiKeysPlugin: FeaturePlugin;
-  /** /v1/accounts: a plugin of its own, registered after the keys'. */
-  readonly accountsPlugin: FeaturePlugin;
-  /** /v1/auth: app.ts registers it further down the document. */
+  /** /v1/api-keys, GET /v1/rate-limits/tiers, then /v1/accounts. */
+  readonly plugin: FeaturePlugin;
+  /** /v1/auth: a plugin of its own, further down the document. */
   readonly authPlugin: FeaturePlugin;
+  /** Stops the credential watch's timer. */
   close(): Promise<void>;
 }
 
@@ -138,8 +137,10 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
     credentialWatch,
     keyStates,
     keyLookup: keysRepository,
-    apiKeysPlugin: apiKeysPlugin(apiKeys),
-    accountsPlugin: accountsPlugin(accounts),
+    plugin: featurePlugin('accounts', async (app) => {
+      await app.register(apiKeysPlugin(apiKeys));
+      await app.register(accountsPlugin(accounts));
+    }),
     authPlugin: authPlugin({ config, sessions, loginThrottle, apiKeys, accounts }),
     // The database and Redis belong to the service, which closes them itself; the key and session
     // caches hold no timer: the credential watch's is all the module holds.

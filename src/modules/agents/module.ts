@@ -57,7 +57,6 @@ export interface AgentsModule {
   readonly plugin: AgentsPlugin;
   /** Whether a run's error is an agent's own failure (recorded on the run) rather than a fault. */
   readonly isRunFailure: (error: unknown) => error is AgentRunError;
-  close(): Promise<void>;
 }
 
 /** RetrievalAgent sees knowledge-base search in the shape of its result (`documents`). */
@@ -128,9 +127,8 @@ export function createAgentsModule(dependencies: AgentsModuleDependencies): Agen
     catalog,
     executor,
     plugin: agentsPlugin({ agents: service, catalog, executor }),
+    // Agents hold no connection, thread or timer of their own (nothing to close): the database,
+    // the text threads and the execution feed they use are closed by their owners.
     isRunFailure: (error): error is AgentRunError => error instanceof AgentRunError,
-    // Agents hold no connection, thread or timer of their own: the database, the text threads
-    // and the execution feed they use are closed by their owners.
-    close: () => Promise.resolve(),
   };
 }

@@ -41,7 +41,6 @@ export interface ChatModule {
    * module), with the setting its 413 names.
    */
   readonly bodyLimit: { readonly bytes: number; readonly setting: string };
-  close(): Promise<void>;
 }
 
 export function createChatModule(dependencies: ChatModuleDependencies): ChatModule {
@@ -60,8 +59,8 @@ export function createChatModule(dependencies: ChatModuleDependencies): ChatModu
     turns,
     plugin: chatPlugin({ turns, bodyLimitBytes }),
     modelsPlugin: modelsPlugin(models),
+    // A chat turn holds nothing between requests (nothing to close): models and storage are the
+    // service's.
     bodyLimit: { bytes: bodyLimitBytes, setting: chatBodyLimitSetting },
-    // A chat turn holds nothing between requests: models and storage are the app's.
-    close: () => Promise.resolve(),
   };
 }

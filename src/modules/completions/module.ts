@@ -18,17 +18,15 @@ export interface CompletionsModule {
   readonly plugin: CompletionsPlugin;
   /** POST /embeddings and /v1/embeddings. */
   readonly embeddingsPlugin: EmbeddingsPlugin;
-  close(): Promise<void>;
 }
 
 export function createCompletionsModule(
   dependencies: CompletionsModuleDependencies,
 ): CompletionsModule {
   const { turns, models, bodyLimit } = dependencies;
+  // A translation holds nothing between requests: nothing to close.
   return {
     plugin: completionsPlugin({ turns, bodyLimit }),
     embeddingsPlugin: embeddingsPlugin(models),
-    // A translation holds nothing between requests.
-    close: () => Promise.resolve(),
   };
 }

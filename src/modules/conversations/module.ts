@@ -23,7 +23,6 @@ export interface ConversationsModule {
   readonly service: ConversationService;
   readonly feedback: FeedbackService;
   readonly plugin: ConversationsPlugin;
-  close(): Promise<void>;
 }
 
 export function createConversationsModule(
@@ -41,11 +40,11 @@ export function createConversationsModule(
     conversations: service,
     now,
   });
+  // Conversations hold no connection, thread or timer of their own (nothing to close): storage is
+  // the service's.
   return {
     service,
     feedback,
     plugin: conversationsPlugin({ conversations: service, feedback, models }),
-    // Conversations hold no connection, thread or timer of their own: storage is the app's.
-    close: () => Promise.resolve(),
   };
 }

@@ -19,19 +19,18 @@ export interface HealthModule {
   readonly service: HealthService;
   /** GET /v1/health. */
   readonly plugin: HealthPlugin;
-  /** GET /v1/features: a plugin of its own, since app.ts registers it after the metrics route. */
+  /** GET /v1/features: a plugin of its own, since the document lists it after the metrics route. */
   readonly featuresPlugin: HealthPlugin;
-  close(): Promise<void>;
 }
 
 export function createHealthModule(dependencies: HealthModuleDependencies): HealthModule {
   const { config, pingDatabase, redis, voiceChatReadiness } = dependencies;
   const service = new HealthService({ pingDatabase, redis });
+  // The database and Redis it pings belong to the service, which closes them itself: the module
+  // has nothing to close.
   return {
     service,
     plugin: healthPlugin(service, config),
     featuresPlugin: featuresPlugin(config, voiceChatReadiness),
-    // The database and Redis it pings belong to the service, which closes them itself.
-    close: () => Promise.resolve(),
   };
 }

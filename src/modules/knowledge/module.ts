@@ -26,7 +26,6 @@ export interface KnowledgeModuleDependencies {
 export interface KnowledgeModule {
   readonly service: KnowledgeService;
   readonly plugin: KnowledgePlugin;
-  close(): Promise<void>;
 }
 
 /** Builds the module once the dialect's index is ready (PostgreSQL: pgvector found or installed). */
@@ -59,11 +58,10 @@ export async function createKnowledgeModule(
     logger,
     now,
   });
+  // Knowledge holds no connection, thread or timer of its own: the database and the text threads it
+  // uses are closed by their owners.
   return {
     service,
     plugin: knowledgePlugin(service, { bodyLimitBytes: config.server.bodyLimitBytes }),
-    // Knowledge holds no connection, thread or timer of its own: the database and the text
-    // threads it uses are closed by their owners.
-    close: () => Promise.resolve(),
   };
 }

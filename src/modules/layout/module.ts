@@ -10,13 +10,11 @@ export interface LayoutModuleDependencies {
 
 export interface LayoutModule {
   readonly plugin: LayoutPlugin;
-  close(): Promise<void>;
 }
 
 export function createLayoutModule(dependencies: LayoutModuleDependencies): LayoutModule {
+  // The text threads belong to the service (services.ts closes them); layouts keep no state.
   return {
     plugin: layoutPlugin(dependencies.text),
-    // The text threads belong to the service (services.ts closes them); layouts keep no state.
-    close: () => Promise.resolve(),
   };
 }

@@ -17,17 +17,15 @@ export interface McpModuleDependencies {
 
 export interface McpModule {
   readonly plugin: FeaturePlugin;
-  close(): Promise<void>;
 }
 
 export function createMcpModule(dependencies: McpModuleDependencies): McpModule {
+  // Each request's server and transport are closed with its response; nothing else is held.
   return {
     plugin: mcpPlugin({
       tools: dependencies.tools,
       info: { name: 'conversational-ai-platform', version: dependencies.version },
       rateLimiter: dependencies.rateLimiter,
     }),
-    // Each request's server and transport are closed with its response; nothing else is held.
-    close: () => Promise.resolve(),
   };
 }

@@ -25,7 +25,6 @@ export interface MessagesModuleDependencies {
 export interface MessagesModule {
   /** POST /v1/messages and /v1/messages/count_tokens. */
   readonly plugin: MessagesPlugin;
-  close(): Promise<void>;
 }
 
 export function createMessagesModule(dependencies: MessagesModuleDependencies): MessagesModule {
@@ -49,6 +48,7 @@ export function createMessagesModule(dependencies: MessagesModuleDependencies): 
     }
     return client;
   };
+  // The pass-through clients hold pooled connections of the shared agents only.
   return {
     plugin: messagesPlugin({
       turns,
@@ -56,7 +56,5 @@ export function createMessagesModule(dependencies: MessagesModuleDependencies): 
       models,
       bodyLimit,
     }),
-    // The pass-through clients hold pooled connections of the shared agents only.
-    close: () => Promise.resolve(),
   };
 }

@@ -15,15 +15,13 @@ export interface MetricsModule {
   readonly metrics: PlatformMetrics;
   /** GET /metrics on the API's port; declares nothing when METRICS_PORT is set. */
   readonly plugin: FeaturePlugin;
-  close(): Promise<void>;
 }
 
 export function createMetricsModule(dependencies: MetricsModuleDependencies): MetricsModule {
   const metrics = new PlatformMetrics();
+  // The registry holds no connection or timer to end: it lives as long as the process.
   return {
     metrics,
     plugin: metricsPlugin(metrics, dependencies.config),
-    // The registry holds no connection or timer to end: it lives as long as the process.
-    close: () => Promise.resolve(),
   };
 }

@@ -49,7 +49,6 @@ export interface PipelinesModule {
   readonly runner: PipelineRunner;
   /** The pipelines' routes, with their executions list and execute. */
   readonly plugin: FeaturePlugin;
-  close(): Promise<void>;
 }
 
 /**
@@ -92,11 +91,10 @@ export async function createPipelinesModule(
   } catch (error) {
     throw new Error('Cannot start the job queue', { cause: error });
   }
+  // The runner holds nothing of its own: the queue it works is closed by the executions module.
   return {
     pipelines,
     runner,
     plugin: pipelinesPlugin({ pipelines, runner, executions }),
-    // The runner holds nothing of its own: the queue it works is closed by the executions module.
-    close: () => Promise.resolve(),
   };
 }

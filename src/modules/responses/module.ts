@@ -25,12 +25,12 @@ export interface ResponsesModule {
   readonly service: ResponseService;
   /** POST /v1/responses, GET and DELETE /v1/responses/{id}, GET …/input_items. */
   readonly plugin: ResponsesPlugin;
-  close(): Promise<void>;
 }
 
 export function createResponsesModule(dependencies: ResponsesModuleDependencies): ResponsesModule {
   const { db, turns, conversations, bodyLimit, now } = dependencies;
   const service = new ResponseService({ conversations, responses: new ResponsesRepository(db) });
+  // Storage is the app's; a response holds nothing between requests.
   return {
     service,
     plugin: responsesPlugin({
@@ -39,7 +39,5 @@ export function createResponsesModule(dependencies: ResponsesModuleDependencies)
       dialect: responsesDialect(service, now),
       bodyLimit,
     }),
-    // Storage is the app's; a response holds nothing between requests.
-    close: () => Promise.resolve(),
   };
 }

@@ -35,7 +35,6 @@ export interface RoutingModuleDependencies {
 export interface RoutingModule {
   readonly service: RoutingService;
   readonly plugin: RoutingPlugin;
-  close(): Promise<void>;
 }
 
 export function createRoutingModule(dependencies: RoutingModuleDependencies): RoutingModule {
@@ -60,10 +59,9 @@ export function createRoutingModule(dependencies: RoutingModuleDependencies): Ro
     logger,
     now,
   });
+  // Routing holds no connection, thread or timer of its own: its cache is memory alone.
   return {
     service,
     plugin: routingPlugin(service),
-    // Routing holds no connection, thread or timer of its own: its cache is memory alone.
-    close: () => Promise.resolve(),
   };
 }

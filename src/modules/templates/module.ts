@@ -12,15 +12,13 @@ export interface TemplatesModule {
   /** The catalog: conversations render their system prompts from it. */
   readonly service: TemplateCatalog;
   readonly plugin: TemplatesPlugin;
-  close(): Promise<void>;
 }
 
 export function createTemplatesModule(dependencies: TemplatesModuleDependencies): TemplatesModule {
   const service = new TemplateCatalog(dependencies.config.templates);
+  // The catalog is memory alone: nothing to close.
   return {
     service,
     plugin: templatesPlugin(service),
-    // The catalog is memory alone: nothing to close.
-    close: () => Promise.resolve(),
   };
 }

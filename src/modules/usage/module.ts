@@ -20,16 +20,14 @@ export interface UsageModuleDependencies {
 export interface UsageModule {
   readonly service: UsageService;
   readonly plugin: UsagePlugin;
-  close(): Promise<void>;
 }
 
 export function createUsageModule(dependencies: UsageModuleDependencies): UsageModule {
   const { db, dialect, keys, now } = dependencies;
   const service = new UsageService({ usage: new UsageRepository(db, dialect), keys, now });
+  // Usage reads what other areas stored; it holds no connection, thread or timer of its own.
   return {
     service,
     plugin: usagePlugin(service),
-    // Usage reads what other areas stored; it holds no connection, thread or timer of its own.
-    close: () => Promise.resolve(),
   };
 }

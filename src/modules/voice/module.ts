@@ -1,13 +1,12 @@
 // The voice module, wired: speech (transcription, synthesis, voices), voice sessions and their
-// storage, the watch over the credentials of long-lived answers, and the HTTP and WebSocket
-// plugins for app.ts to register.
+// storage, and one plugin for app.ts with their HTTP routes and WebSockets.
 import type { Kysely } from 'kysely';
 import type { AudioPool } from '../../audio/audio-pool.js';
 import type { CredentialWatch } from '../../auth/credential-watch.js';
 import type { ChatService } from '../chat/chat-service.js';
 import type { KeyState } from '../accounts/api-key.js';
 import type { AppConfig } from '../../config/config.js';
-import type { AsyncFeaturePlugin, FeaturePlugin } from '../../http/feature-plugin.js';
+import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import type { ConversationService } from '../conversations/conversation-service.js';
@@ -44,15 +43,13 @@ export interface VoiceModuleDependencies {
 export interface VoiceModule {
   readonly speech: SpeechService;
   readonly voiceSessions: VoiceSessionService;
-  /** /v1/speech. */
-  readonly speechPlugin: FeaturePlugin;
-  /** OpenAI's /v1/audio/transcriptions and /v1/audio/speech. */
-  readonly openAiAudioPlugin: AsyncFeaturePlugin;
-  /** /v1/voice/sessions, /v1/ws/config and /asyncapi.json. */
-  readonly voicePlugin: FeaturePlugin;
-  /** The WebSockets: /v1/voice/stream/{session_id} and /v1/ws. */
-  readonly realtimePlugin: AsyncFeaturePlugin;
-  close(): Promise<void>;
+  /**
+   * /v1/speech, OpenAI's /v1/audio/transcriptions and /v1/audio/speech, /v1/voice/sessions,
+   * /v1/ws/config and /asyncapi.json, then the WebSockets (/v1/voice/stream/{session_id}, /v1/ws),
+   * each part in a context of its own; the WebSockets' closes the open connections as the server
+   * stops.
+   */
+  readonly plugin: FeaturePlugin;
 }
 
 export function createVoiceModule(dependencies: VoiceModuleDependencies): VoiceModule {
@@ -67,25 +64,27 @@ export function createVoiceModule(dependencies: VoiceModuleDependencies): VoiceM
     limits: config.speech.realtime,
     now,
   });
+  const realtime = realtimePlugin({
+    config,
+    voiceSessions,
+    speech,
+    chat,
+    models,
+    conversations,
+    credentialWatch,
+    metrics: dependencies.metrics,
+    limitTurn: dependencies.limitTurn,
+  });
+  // The speech engines and their audio threads are the service's (the model registry uses them
+  // too), as are the database and the credential watch: the module itself holds nothing open.
   return {
     speech,
     voiceSessions,
-    speechPlugin: speechPlugin(speech),
-    openAiAudioPlugin: openAiAudioPlugin(speech),
-    voicePlugin: voicePlugin({ config, voiceSessions }),
-    realtimePlugin: realtimePlugin({
-      config,
-      voiceSessions,
-      speech,
-      chat,
-      models,
-      conversations,
-      credentialWatch,
-      metrics: dependencies.metrics,
-      limitTurn: dependencies.limitTurn,
+    plugin: featurePlugin('voice', async (app) => {
+      await app.register(speechPlugin(speech));
+      await app.register(openAiAudioPlugin(speech));
+      await app.register(voicePlugin({ config, voiceSessions }));
+      await app.register(realtime);
     }),
-    // The speech engines and their audio threads are the service's (the model registry uses
-    // them too), as are the database and the credential watch: the module holds nothing open.
-    close: () => Promise.resolve(),
   };
 }

@@ -8,11 +8,7 @@ import fastifyMultipart from '@fastify/multipart';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
 import { AppError, InvalidParameterError, MissingParameterError } from '../../errors/app-error.js';
-import {
-  asyncFeaturePlugin,
-  type AsyncFeaturePlugin,
-  type FeatureApp,
-} from '../../http/feature-plugin.js';
+import { featurePlugin, type FeatureApp, type FeaturePlugin } from '../../http/feature-plugin.js';
 import { commonParameters, ModelNameSchema } from '../../http/schemas/common.js';
 import {
   busboyLimits,
@@ -41,13 +37,12 @@ const maxSpeechInput = 4096;
 const maxPromptCharacters = 4096;
 const languagePattern = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$/;
 
-/** /v1/audio/*, registered by app.ts like any Fastify plugin. */
-export function openAiAudioPlugin(speech: SpeechService): AsyncFeaturePlugin {
-  return asyncFeaturePlugin('openai-audio', async (app) => {
+/** /v1/audio/*, part of the voice module's plugin. */
+export function openAiAudioPlugin(speech: SpeechService): FeaturePlugin {
+  return featurePlugin('openai-audio', async (app) => {
     speechRoute(app, speech);
     // The multipart parser serves this one route: its own (encapsulated) context, where JSON and
-    // every other content type is refused. It adds no schema, so the context keeps the app's
-    // strict validator (see src/http/feature-plugin.ts).
+    // every other content type is refused.
     await app.register(async (uploads) => transcriptionRoute(uploads as FeatureApp, speech));
   });
 }

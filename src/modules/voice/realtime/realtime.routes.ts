@@ -8,9 +8,9 @@ import type { CredentialWatch } from '../../../auth/credential-watch.js';
 import type { ChatService } from '../../chat/chat-service.js';
 import type { AppConfig } from '../../../config/config.js';
 import {
-  asyncFeaturePlugin,
-  type AsyncFeaturePlugin,
+  featurePlugin,
   type FeatureApp,
+  type FeaturePlugin,
 } from '../../../http/feature-plugin.js';
 import type { ModelRegistry } from '../../../models/model-registry.js';
 import type { ConversationService } from '../../conversations/conversation-service.js';
@@ -125,16 +125,11 @@ function realtimeSockets(
   };
 }
 
-/** Closes what the sockets would otherwise hold open: a refused upgrade, and every connection. */
+/**
+ * Closes every open connection as the server stops. (A refused upgrade's socket is closed by the
+ * app, src/app.ts: any route may answer an upgrade request.)
+ */
 function closeSocketsWithTheServer(app: FeatureApp, open: Set<Connection>): void {
-  // A refused upgrade (401, 403, …) leaves its connection with nobody reading it, which would keep
-  // the server from ever closing: the answer was the last thing it carries.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.headers.upgrade?.toLowerCase() === 'websocket' && reply.statusCode >= 400) {
-      request.raw.socket.destroy();
-    }
-    done();
-  });
   // Before the server stops accepting: open sockets would otherwise keep it from closing.
   app.addHook('preClose', (done) => {
     for (const connection of open) connection.close(closeCodes.goingAway, 'server shutting down');
@@ -142,9 +137,12 @@ function closeSocketsWithTheServer(app: FeatureApp, open: Set<Connection>): void
   });
 }
 
-/** The WebSocket routes, registered by app.ts like any Fastify plugin (after the HTTP ones). */
-export function realtimePlugin(dependencies: RealtimeDependencies): AsyncFeaturePlugin {
-  return asyncFeaturePlugin('realtime', async (app) => {
+/**
+ * The WebSocket routes, in a context of their own: the WebSocket plugin's hooks and decorators
+ * serve these routes alone (it is registered last, after the HTTP routes).
+ */
+export function realtimePlugin(dependencies: RealtimeDependencies): FeaturePlugin {
+  return featurePlugin('realtime', async (app) => {
     const limits = dependencies.config.speech.realtime;
     await app.register(websocket, {
       // One `message` event per turn of the event loop, even for frames that arrived together.
