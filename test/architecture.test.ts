@@ -1,15 +1,15 @@
 // The code's shape, checked. Layers, highest first; imports run downward only at run time:
 //   5 wiring      app.ts, services.ts, service-modules.ts, service-container.ts, main.ts, logger.ts,
 //                 cli/, and each modules/<area>/module.ts
-//   4 HTTP/config http/, config/ (but config/config.ts and the kit), and
+//   4 HTTP/config http/, config/ (but config/config.ts, its sections and the kit), and
 //                 modules/<area>/*.routes.ts and *.schemas.ts: the only files that may import Fastify
 //   2 domain      one folder per feature (accounts/, agents/, …), and every other file of a module
 //   1 platform    models/, storage/, text/, audio/, net/, and modules/<area>/*.repository.ts (whose run-time
 //                 imports are storage/, errors/, ids.ts, validation/ and packages alone)
-//   0 base        errors/, validation/, ids.ts, runtime-paths.ts, config/config.ts, the configuration
-//                 kit (config/config-kit.ts, config-problems.ts), and modules/<area>/*.config.ts (an
-//                 area's configuration piece: it imports packages and the kit alone; load-config
-//                 composes the pieces)
+//   0 base        errors/, validation/, ids.ts, runtime-paths.ts, config/config.ts and its sections
+//                 (config/config-sections.ts), the configuration kit (config/config-kit.ts,
+//                 config-problems.ts), and modules/<area>/*.config.ts (an area's configuration
+//                 piece: it imports packages and the kit alone; load-config composes the pieces)
 // A feature module (modules/<area>/) holds one area's layers side by side, each file's layer read
 // from its name; another module reaches it only through its module.ts, or its types. Only config/
 // reads the environment.
@@ -18,6 +18,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const sourceRoot = path.resolve(import.meta.dirname, '../src');
+
+/** The configuration's types, which every layer receives. */
+const configTypes = ['config/config.ts', 'config/config-sections.ts'];
 
 /** The configuration kit: what a module's configuration piece may import besides packages. */
 const configKit = ['config/config-kit.ts', 'config/config-problems.ts'];
@@ -45,7 +48,7 @@ function layerOf(relative: string): number {
   if ([...wiring, 'logger.ts'].includes(relative)) return 5;
   const top = relative.split('/')[0]!;
   if (top === 'cli') return 5;
-  if (relative === 'config/config.ts' || configKit.includes(relative)) return 0;
+  if (configTypes.includes(relative) || configKit.includes(relative)) return 0;
   if (top === 'config') return 4;
   if (top === 'http') return 4;
   if (['errors', 'validation'].includes(top) || ['ids.ts', 'runtime-paths.ts'].includes(relative))

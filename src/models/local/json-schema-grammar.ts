@@ -6,86 +6,21 @@
 // parameter, never a grammar that silently allows something else.
 import type { GbnfJsonSchema } from 'node-llama-cpp';
 import { InvalidParameterError } from '../../errors/app-error.js';
-
-type Schema = Readonly<Record<string, unknown>>;
-
-/** Words that describe a value without constraining it: dropped. */
-const annotations = new Set([
-  'title',
-  'description',
-  'default',
-  'examples',
-  'example',
-  '$schema',
-  '$id',
-  '$comment',
-  '$anchor',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-  'strict',
-  '$defs',
-  'definitions',
-]);
-
-/**
- * Constraints on values the grammar cannot enforce; the structure stays right, so a value that
- * breaks one of these is the model's answer for the caller to check (as with any provider's
- * non-strict output). Listed in docs/fragments/local-tools.md.
- */
-const unenforced = new Set([
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'pattern',
-  'format',
-  'uniqueItems',
-  'contains',
-  'minContains',
-  'maxContains',
-  'propertyNames',
-  'patternProperties',
-  'unevaluatedProperties',
-  'unevaluatedItems',
-  'contentEncoding',
-  'contentMediaType',
-  'contentSchema',
-]);
-
-/** What each JSON type takes, beyond the type itself. */
-const keywordsOfType: Readonly<Record<string, readonly string[]>> = {
-  string: ['minLength', 'maxLength'],
-  object: ['properties', 'required', 'additionalProperties', 'minProperties', 'maxProperties'],
-  array: ['items', 'prefixItems', 'additionalItems', 'minItems', 'maxItems'],
-};
-
-const structuralKeywords = new Set([
-  'type',
-  'enum',
-  'const',
-  'anyOf',
-  'oneOf',
-  'allOf',
-  '$ref',
-  'nullable',
-  ...Object.values(keywordsOfType).flat(),
-]);
-
-const primitiveTypes = ['string', 'number', 'integer', 'boolean', 'null'] as const;
-const jsonTypes = new Set<string>([...primitiveTypes, 'object', 'array']);
-/** String formats the grammar writes exactly; others are plain strings. */
-const grammarFormats = new Set(['date-time', 'date', 'time']);
-
-/** Any JSON value: the subset has no "anything" schema, so it is each kind in turn. */
-const anyValue: GbnfJsonSchema = {
-  oneOf: [
-    { type: ['string', 'number', 'boolean', 'null'] },
-    { type: 'object', additionalProperties: true },
-    { type: 'array' },
-  ],
-};
+import {
+  annotations,
+  anyValue,
+  asObject,
+  grammarFormats,
+  isPlain,
+  isPrimitive,
+  isSchemaObject,
+  jsonTypes,
+  keywordsOfType,
+  primitiveTypes,
+  structuralKeywords,
+  unenforced,
+  type Schema,
+} from './json-schema-keywords.js';
 
 export interface GrammarSchemaOptions {
   /** The request field the schema came from, named in 400s (`tools[0].function.parameters`). */
@@ -124,14 +59,6 @@ export function withDefinitions(
 export function grammarSchemaOf(schema: unknown, param: string): GbnfJsonSchema {
   const { schema: translated, definitions } = toGrammarSchema(schema, { param });
   return withDefinitions(translated, definitions);
-}
-
-function isSchemaObject(value: unknown): value is Schema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isPrimitive(value: unknown): value is string | number | boolean | null {
-  return value === null || ['string', 'number', 'boolean'].includes(typeof value);
 }
 
 class Translator {
@@ -411,15 +338,6 @@ class Translator {
   refuseCount(at: string, word: string): never {
     this.refuse(at, `a '${word}' that is not a non-negative integer`);
   }
-}
-
-function asObject(value: unknown): Schema {
-  return isSchemaObject(value) ? value : {};
-}
-
-/** A schema that is just a type list: it can join others in one. */
-function isPlain(schema: GbnfJsonSchema): boolean {
-  return Object.keys(schema).length === 1 && 'type' in schema;
 }
 
 function count<Word extends string>(

@@ -19,6 +19,7 @@ import {
   type ToolCall,
 } from '../../models/spec.js';
 import { checkToolResults, ToolCallCollector } from './tool-call-collector.js';
+import { contextFor, splitTurns } from './chat-context.js';
 import { turnOfStored } from '../../models/openai-messages.js';
 import { checkStorable, storedFieldsOf } from './chat-messages.js';
 import {
@@ -130,7 +131,7 @@ export class ChatService {
     const { result, definition } = await this.options.models.withFallbacks(
       prepared.modelName,
       async (model, candidate) => {
-        const context = await this.contextFor(prepared, model, candidate);
+        const context = await contextFor(prepared, model, candidate);
         return model.generate({
           ...context,
           signal: request.signal,
@@ -175,7 +176,7 @@ export class ChatService {
     model: ChatModel,
     definition: ModelDefinition,
   ): AsyncIterable<StreamPart> {
-    const context = await this.contextFor(prepared, model, definition);
+    const context = await contextFor(prepared, model, definition);
     yield* model.stream({
       ...context,
       signal: prepared.request.signal,
@@ -269,19 +270,7 @@ export class ChatService {
         this.options.maxStoredDataUrlBytes ?? defaultMaxStoredDataUrlBytes,
       );
     }
-    const systemParts: string[] = [];
-    const incoming: ChatTurn[] = [];
-    for (const message of request.messages) {
-      if (message.role === 'system') systemParts.push(message.content);
-      else incoming.push(message);
-    }
-    const last = incoming[incoming.length - 1];
-    if (last === undefined || (last.role !== 'user' && last.role !== 'tool')) {
-      throw new InvalidParameterError(
-        `messages[${request.messages.length - 1}].role`,
-        "The last message must be the user's (role 'user') or a tool result (role 'tool'); earlier 'assistant' messages are taken as history.",
-      );
-    }
+    const { systemParts, incoming } = splitTurns(request.messages);
 
     let conversation: Conversation | null = null;
     const isNewConversation = request.persist && request.conversationId === null;
@@ -337,54 +326,6 @@ export class ChatService {
       startedAt: this.now(),
       needs,
     };
-  }
-
-  /**
-   * The messages and limits for one model: system prompt and the newest user message always,
-   * then as much history as fits in the context window minus the completion budget, newest first.
-   */
-  private async contextFor(
-    prepared: PreparedChat,
-    model: ChatModel,
-    definition: ModelDefinition,
-  ): Promise<{ messages: ChatTurn[]; maxTokens: number; temperature: number | undefined }> {
-    const maxTokens = Math.min(
-      prepared.request.maxTokens ?? definition.maxTokens,
-      definition.maxTokens,
-    );
-    const system: ChatTurn[] =
-      prepared.systemPrompt === null ? [] : [{ role: 'system', content: prepared.systemPrompt }];
-    const turns = [...prepared.history, ...prepared.incoming];
-    if (!prepared.request.persist) {
-      return {
-        messages: [...system, ...turns],
-        maxTokens,
-        temperature: prepared.request.temperature,
-      };
-    }
-    const budget = definition.contextLength - maxTokens;
-    const newest = turns[turns.length - 1]!;
-    let used = await model.countTokens([...system, newest]);
-    if (used > budget) {
-      throw new InvalidParameterError(
-        'messages',
-        `The system prompt and the last message take ${used} tokens, more than the ${budget} that model '${definition.name}' leaves for input (context ${definition.contextLength} − max_tokens ${maxTokens}). Shorten the message or lower max_tokens.`,
-      );
-    }
-    const kept: ChatTurn[] = [newest];
-    for (let index = turns.length - 2; index >= 0; index -= 1) {
-      const turn = turns[index]!;
-      const cost = await model.countTokens([turn]);
-      if (used + cost > budget) break;
-      used += cost;
-      kept.unshift(turn);
-    }
-    // A context opening on an assistant turn reads as if the model spoke first, and a tool result
-    // without the call it answers is refused by providers: drop them.
-    while (kept.length > 1 && (kept[0]!.role === 'assistant' || kept[0]!.role === 'tool')) {
-      kept.shift();
-    }
-    return { messages: [...system, ...kept], maxTokens, temperature: prepared.request.temperature };
   }
 
   /** Stores the new turns and the answer together; returns the conversation id (null: stateless). */
