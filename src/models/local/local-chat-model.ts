@@ -6,7 +6,6 @@
 import type {
   ChatWrapper,
   GbnfJsonSchema,
-  LLamaChatGenerateResponseOptions,
   LlamaChat,
   LlamaContext,
   LlamaEmbeddingContext,
@@ -36,6 +35,13 @@ import {
   planLocalGeneration,
   type LocalPlan,
 } from './local-request.js';
+import {
+  ChunkChannel,
+  generationOptions,
+  type ChatResponse,
+  type GenerationEnd,
+  type StartedGeneration,
+} from './local-generation.js';
 
 /** Tokens a message's ChatML framing adds around its text (`<|im_start|>role\n … <|im_end|>\n`). */
 const perMessageFraming = 5;
@@ -269,45 +275,11 @@ export class LocalChatModel implements ChatModel {
     const { LlamaChat: Chat, TokenBias } = await import('node-llama-cpp');
     const chat = new Chat({ contextSequence: sequence, chatWrapper, autoDisposeSequence: true });
     try {
-      const { output, sampling } = plan;
-      let tokenBias: InstanceType<typeof TokenBias> | undefined;
-      if (sampling.logitBias !== undefined) {
-        tokenBias = TokenBias.for(model);
-        for (const [token, bias] of sampling.logitBias) {
-          // Added to the token's logit, as OpenAI does; -100 all but bans it.
-          tokenBias.set(token as Parameters<typeof tokenBias.set>[0], { logit: bias });
-        }
-      }
-      const options: LLamaChatGenerateResponseOptions<undefined> = {
-        maxTokens: request.maxTokens,
-        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-        ...(sampling.topP === undefined ? {} : { topP: sampling.topP }),
-        ...(sampling.seed === undefined ? {} : { seed: sampling.seed }),
-        // Stop sequences end content, as OpenAI's do; a forced call is not content.
-        ...(sampling.stop === undefined || output.kind === 'forced-call'
-          ? {}
-          : { customStopTriggers: sampling.stop }),
-        ...(sampling.presencePenalty === undefined && sampling.frequencyPenalty === undefined
-          ? {}
-          : {
-              repeatPenalty: {
-                ...(sampling.presencePenalty === undefined
-                  ? {}
-                  : { presencePenalty: sampling.presencePenalty }),
-                ...(sampling.frequencyPenalty === undefined
-                  ? {}
-                  : { frequencyPenalty: sampling.frequencyPenalty }),
-              },
-            }),
-        ...(tokenBias === undefined ? {} : { tokenBias }),
-        signal,
-        stopOnAbortSignal: true,
-        // A forced call is JSON for the parser, not text for the client.
-        ...(output.kind === 'forced-call'
-          ? {}
-          : { onTextChunk: (chunk: string) => channel.push(chunk) }),
-        ...(grammar === undefined ? {} : { grammar }),
-      };
+      const { output } = plan;
+      const options = generationOptions(
+        { request, plan, model, grammar, signal, channel },
+        TokenBias,
+      );
       const response: Promise<ChatResponse> =
         output.kind === 'functions'
           ? chat.generateResponse(plan.history, {
@@ -378,67 +350,6 @@ export class LocalChatModel implements ChatModel {
       };
     }
     return { outcome: { finishReason: 'tool_calls', toolCalls: [call], ...usage } };
-  }
-}
-
-/** What is read of node-llama-cpp's answer (its type follows function schemas known at compile time). */
-interface ChatResponse {
-  readonly response: string;
-  readonly metadata: { readonly stopReason: string };
-  readonly functionCalls?: ReadonlyArray<{
-    readonly functionName: string;
-    readonly params: unknown;
-  }>;
-}
-
-interface GenerationEnd {
-  outcome?: {
-    finishReason: FinishReason;
-    toolCalls: readonly ToolCall[];
-    promptTokens: number;
-    completionTokens: number;
-  };
-  failure?: unknown;
-}
-
-interface StartedGeneration {
-  chat: LlamaChat;
-  /** Settles (never rejects) when generation ends, with its outcome or its failure. */
-  generation: Promise<GenerationEnd>;
-}
-
-/** Text pushed by a callback, pulled by one consumer: each pull takes all that arrived since. */
-class ChunkChannel {
-  private readonly pending: string[] = [];
-  private wake: (() => void) | undefined;
-  private ended = false;
-
-  get closed(): boolean {
-    return this.ended;
-  }
-
-  push(chunk: string): void {
-    // node-llama-cpp reports empty chunks around function calls: nothing for the client.
-    if (chunk === '') return;
-    this.pending.push(chunk);
-    this.wake?.();
-  }
-
-  close(): void {
-    this.ended = true;
-    this.wake?.();
-  }
-
-  async *drain(): AsyncGenerator<string> {
-    while (true) {
-      if (this.pending.length > 0) {
-        yield this.pending.splice(0).join('');
-        continue;
-      }
-      if (this.ended) return;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
   }
 }
 

@@ -7,35 +7,24 @@
 import fastifyMultipart from '@fastify/multipart';
 import Type from 'typebox';
 import { access } from '../../auth/scopes.js';
-import { AppError, InvalidParameterError, MissingParameterError } from '../../errors/app-error.js';
+import { AppError, InvalidParameterError } from '../../errors/app-error.js';
 import { featurePlugin, type FeatureApp, type FeaturePlugin } from '../../http/feature-plugin.js';
-import { commonParameters, ModelNameSchema } from '../../http/schemas/common.js';
-import {
-  busboyLimits,
-  readUpload,
-  type Upload,
-  type UploadLimits,
-} from '../../http/multipart-upload.js';
+import { busboyLimits, readUpload, type UploadLimits } from '../../http/multipart-upload.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import {
   encodedSpeechFormats,
   renderTranscript,
   speechContentTypes,
-  speechFormats,
   speechSampleRate,
-  timestampGranularities,
-  transcriptFormats,
-  type TimestampGranularity,
-  type TranscriptFormat,
 } from './openai-audio-formats.js';
-import { SafeText } from './speech.schemas.js';
-import { openAiModelNames, openAiVoiceNames, type SpeechService } from './speech-service.js';
-
-/** OpenAI's limit on `input`, and on `instructions`. */
-const maxSpeechInput = 4096;
-/** `prompt`, in characters (Whisper reads its last 224 tokens; this bounds what is sent). */
-const maxPromptCharacters = 4096;
-const languagePattern = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$/;
+import {
+  maxSpeechInput,
+  SpeechBodySchema,
+  TranscriptionFormSchema,
+  TranscriptionJsonSchema,
+} from './openai-audio.schemas.js';
+import type { SpeechService } from './speech-service.js';
+import { transcriptionForm } from './transcription-form.js';
 
 /** /v1/audio/*, part of the voice module's plugin. */
 export function openAiAudioPlugin(speech: SpeechService): FeaturePlugin {
@@ -49,234 +38,6 @@ export function openAiAudioPlugin(speech: SpeechService): FeaturePlugin {
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/audio/transcriptions
-
-/** The form's fields (what OpenAPI shows; the handler reads and checks them itself). */
-const TranscriptionFormSchema = (maxFileBytes: number) =>
-  Type.Object(
-    {
-      file: Type.String({
-        format: 'binary',
-        description: `The audio file: WAV, MP3, Ogg/Opus, FLAC or WebM/Opus (recognised from its bytes, whatever its name), at most ${maxFileBytes} bytes (413).`,
-      }),
-      model: ModelNameSchema(
-        `A transcription model of the catalog (or an alias of one); OpenAI's names (${openAiModelNames.transcription.map((name) => `\`${name}\``).join(', ')}) stand for the default transcription model unless the catalog has a model or alias of that name.`,
-      ),
-      language: Type.Optional(
-        Type.String({
-          maxLength: 35,
-          pattern: languagePattern.source,
-          description: 'The spoken language, ISO-639-1 (`en`) or BCP 47 (`en-US`).',
-        }),
-      ),
-      prompt: Type.Optional(
-        Type.String({
-          maxLength: maxPromptCharacters,
-          description: 'Accepted and ignored: no engine here takes a prompt.',
-        }),
-      ),
-      response_format: Type.Optional(
-        Type.Union(
-          transcriptFormats.map((format) => Type.Literal(format)),
-          { default: 'json' },
-        ),
-      ),
-      temperature: Type.Optional(
-        Type.Number({
-          minimum: 0,
-          maximum: 1,
-          description:
-            'Accepted and echoed in verbose_json segments; the engines here decode greedily.',
-        }),
-      ),
-      'timestamp_granularities[]': Type.Optional(
-        Type.Array(
-          Type.Union(timestampGranularities.map((granularity) => Type.Literal(granularity))),
-          {
-            maxItems: 2,
-            description:
-              '`segment` (the default) and/or `word`, with `response_format: verbose_json`. PocketSphinx times each utterance and word; other engines give one segment for the whole audio and no word times (an empty `words`).',
-          },
-        ),
-      ),
-      stream: Type.Optional(
-        Type.Literal('false', { description: 'The transcription is answered whole.' }),
-      ),
-      chunking_strategy: Type.Optional(
-        Type.Literal('auto', { description: 'The audio is transcribed whole either way.' }),
-      ),
-      user_id: Type.Optional(Type.String({ maxLength: 256, description: 'Accepted and ignored.' })),
-      conversation_id: Type.Optional(
-        Type.String({ maxLength: 100, description: 'Accepted and ignored.' }),
-      ),
-    },
-    { additionalProperties: false },
-  );
-
-const SegmentSchema = Type.Object({
-  id: Type.Integer(),
-  seek: Type.Integer(),
-  start: Type.Number(),
-  end: Type.Number(),
-  text: Type.String(),
-  tokens: Type.Array(Type.Integer(), { description: 'Always empty: no engine here has tokens.' }),
-  temperature: Type.Number(),
-  avg_logprob: Type.Number({ description: 'The log of the engine’s own confidence.' }),
-  compression_ratio: Type.Number(),
-  no_speech_prob: Type.Number(),
-});
-
-/** `json` and `verbose_json` in one schema (the serializer needs one for application/json). */
-const TranscriptionJsonSchema = Type.Object(
-  {
-    text: Type.String(),
-    task: Type.Optional(Type.String({ description: 'verbose_json: `transcribe`.' })),
-    language: Type.Optional(
-      Type.String({ description: 'verbose_json: the language’s English name (`english`).' }),
-    ),
-    duration: Type.Optional(Type.Number({ description: 'verbose_json: seconds of audio.' })),
-    segments: Type.Optional(Type.Array(SegmentSchema)),
-    words: Type.Optional(
-      Type.Array(Type.Object({ word: Type.String(), start: Type.Number(), end: Type.Number() })),
-    ),
-    usage: Type.Object({
-      type: Type.Literal('duration'),
-      seconds: Type.Number({ description: 'The audio’s duration, rounded up.' }),
-    }),
-  },
-  {
-    description:
-      'OpenAI’s CreateTranscriptionResponseJson (`json`) or CreateTranscriptionResponseVerboseJson (`verbose_json`).',
-  },
-);
-
-interface TranscriptionForm {
-  file: NonNullable<Upload['file']>;
-  model: string;
-  language: string | null;
-  format: TranscriptFormat;
-  temperature: number;
-  granularities: TimestampGranularity[];
-}
-
-const knownFields = new Set([
-  'model',
-  'language',
-  'prompt',
-  'response_format',
-  'temperature',
-  'timestamp_granularities[]',
-  'timestamp_granularities',
-  'include[]',
-  'include',
-  'stream',
-  'chunking_strategy',
-  'user_id',
-  'conversation_id',
-]);
-
-/** Checks the form's fields as OpenAI's API takes them; each refusal is a 400 naming the field. */
-function transcriptionForm(upload: Upload): TranscriptionForm {
-  for (const name of upload.fields.keys()) {
-    if (!knownFields.has(name)) {
-      throw new InvalidParameterError(
-        name,
-        `Unknown parameter '${name.slice(0, 100)}'. This operation takes file, model, language, prompt, response_format, temperature and timestamp_granularities[].`,
-      );
-    }
-  }
-  const one = (name: string): string | undefined => {
-    const values = upload.fields.get(name);
-    if (values !== undefined && values.length > 1) {
-      throw new InvalidParameterError(name, `'${name}' is given more than once.`);
-    }
-    return values?.[0];
-  };
-  const many = (name: string) => [
-    ...(upload.fields.get(`${name}[]`) ?? []),
-    ...(upload.fields.get(name) ?? []),
-  ];
-  if (upload.file === null) {
-    throw new MissingParameterError('file', "'file' is required: the audio, as a file part.");
-  }
-  const model = one('model');
-  if (model === undefined || model === '') throw new MissingParameterError('model');
-  if (model.length > 128) {
-    throw new InvalidParameterError('model', "'model' is longer than 128 characters.");
-  }
-  const language = one('language');
-  if (language !== undefined && (language.length > 35 || !languagePattern.test(language))) {
-    throw new InvalidParameterError(
-      'language',
-      "'language' must be a language code such as `en` or `en-US`.",
-    );
-  }
-  if ((one('prompt')?.length ?? 0) > maxPromptCharacters) {
-    throw new InvalidParameterError(
-      'prompt',
-      `'prompt' is longer than ${maxPromptCharacters} characters.`,
-    );
-  }
-  const format = one('response_format') ?? 'json';
-  if (!(transcriptFormats as readonly string[]).includes(format)) {
-    throw new InvalidParameterError(
-      'response_format',
-      format === 'diarized_json'
-        ? "'diarized_json' needs speaker diarization, which no engine here does. Use json, text, srt, vtt or verbose_json."
-        : `'response_format' must be one of ${transcriptFormats.join(', ')}.`,
-    );
-  }
-  const temperatureText = one('temperature');
-  const temperature = temperatureText === undefined ? 0 : Number(temperatureText);
-  if (
-    temperatureText !== undefined &&
-    (!/^\s*[0-9.eE+-]+\s*$/.test(temperatureText) || !(temperature >= 0 && temperature <= 1))
-  ) {
-    throw new InvalidParameterError('temperature', "'temperature' must be a number from 0 to 1.");
-  }
-  const granularities = [...new Set(many('timestamp_granularities'))];
-  for (const granularity of granularities) {
-    if (!(timestampGranularities as readonly string[]).includes(granularity)) {
-      throw new InvalidParameterError(
-        'timestamp_granularities[]',
-        "'timestamp_granularities[]' takes `word` and `segment`.",
-      );
-    }
-  }
-  if (granularities.length > 0 && format !== 'verbose_json') {
-    throw new InvalidParameterError(
-      'timestamp_granularities[]',
-      "'timestamp_granularities[]' needs response_format 'verbose_json'.",
-    );
-  }
-  if (many('include').length > 0) {
-    throw new InvalidParameterError(
-      'include[]',
-      "'include[]' (logprobs) is not available: no engine here reports token log probabilities.",
-    );
-  }
-  const stream = one('stream');
-  if (stream !== undefined && stream !== 'false') {
-    throw new InvalidParameterError(
-      'stream',
-      "Transcriptions are answered whole here: 'stream' may only be false.",
-    );
-  }
-  const chunking = one('chunking_strategy');
-  if (chunking !== undefined && chunking !== 'auto') {
-    throw new InvalidParameterError(
-      'chunking_strategy',
-      "'chunking_strategy' may only be 'auto': the audio is transcribed whole.",
-    );
-  }
-  return {
-    file: upload.file,
-    model,
-    language: language ?? null,
-    format: format as TranscriptFormat,
-    temperature,
-    granularities: granularities as TimestampGranularity[],
-  };
-}
 
 /** The speech service names the audio `audio`; here it is the form's `file`. */
 async function asFile<T>(run: () => Promise<T>): Promise<T> {
@@ -375,64 +136,6 @@ async function transcriptionRoute(app: FeatureApp, speech: SpeechService): Promi
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/audio/speech
-
-const SpeechBodySchema = (maxInput: number) =>
-  Type.Object(
-    {
-      ...commonParameters(),
-      model: ModelNameSchema(
-        `A speech model of the catalog (or an alias of one); OpenAI's names (${openAiModelNames.speech.map((name) => `\`${name}\``).join(', ')}) stand for the default speech model unless the catalog has a model or alias of that name.`,
-      ),
-      input: SafeText({
-        minLength: 1,
-        maxLength: maxInput,
-        description: `What to say, at most ${maxInput} characters.`,
-      }),
-      voice: Type.Union(
-        [
-          Type.String({ minLength: 1, maxLength: 128 }),
-          Type.Object(
-            { id: Type.String({ minLength: 1, maxLength: 128 }) },
-            { additionalProperties: false },
-          ),
-        ],
-        {
-          description: `A voice of the model (GET /v1/speech/voices), as a name or \`{id}\`. OpenAI's voice names (${openAiVoiceNames.join(', ')}) that the model lacks stand for its default voice.`,
-        },
-      ),
-      instructions: Type.Optional(
-        SafeText({
-          maxLength: maxSpeechInput,
-          description: 'Accepted and ignored: no speech model here takes instructions.',
-        }),
-      ),
-      response_format: Type.Optional(
-        Type.Union(
-          speechFormats.map((format) => Type.Literal(format)),
-          {
-            default: 'mp3',
-            description:
-              '`mp3`, `wav` or `pcm` (raw 16-bit little-endian mono samples), all at 24 kHz as OpenAI answers them. `opus`, `aac` and `flac` answer 400: no encoder for them here.',
-          },
-        ),
-      ),
-      speed: Type.Optional(
-        Type.Number({
-          minimum: 0.25,
-          maximum: 4,
-          default: 1,
-          description:
-            'How fast to speak, 1 being the voice’s pace: eSpeak NG speaks from 0.46 to 2.57; other speeds answer 400. An OpenAI-compatible server is passed the speed; Deepgram speaks at 1 only.',
-        }),
-      ),
-      stream_format: Type.Optional(
-        Type.Union([Type.Literal('audio'), Type.Literal('sse')], {
-          description: '`audio` only: the audio file is answered whole.',
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  );
 
 function speechRoute(app: FeatureApp, speech: SpeechService): void {
   const maxInput = Math.min(maxSpeechInput, speech.limits.maxSynthesisCharacters);
