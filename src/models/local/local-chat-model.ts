@@ -6,7 +6,6 @@
 import type {
   ChatWrapper,
   GbnfJsonSchema,
-  LlamaChat,
   LlamaContext,
   LlamaEmbeddingContext,
   LlamaGrammar,

@@ -68,10 +68,29 @@ function mostGenerousTier(tiers: AppConfig['rateLimits']['tiers']): string {
   )[0];
 }
 
-export function createAccountsModule(dependencies: AccountsModuleDependencies): AccountsModule {
-  const { config, db, redis, rateLimitPrefix, logger, now } = dependencies;
+/** The keys' and accounts' rate limits and the login throttle, counted in Redis when there is one. */
+function limitsOf(dependencies: AccountsModuleDependencies) {
+  const { config, redis, rateLimitPrefix } = dependencies;
   const store: RateLimitStore =
     redis === null ? { kind: 'memory' } : { kind: 'redis', client: redis };
+  return {
+    rateLimiter: new RateLimiter(
+      config.rateLimits.tiers,
+      store,
+      rateLimitPrefix,
+      config.rateLimits.accountTiers,
+    ),
+    loginThrottle: new LoginThrottle(
+      config.sessions.loginAttemptsPerMinute,
+      store,
+      `${rateLimitPrefix}:login`,
+    ),
+  };
+}
+
+export function createAccountsModule(dependencies: AccountsModuleDependencies): AccountsModule {
+  const { config, db, logger, now } = dependencies;
+  const { rateLimiter, loginThrottle } = limitsOf(dependencies);
   const keysRepository = new ApiKeysRepository(db);
   const keyStates = (keyIds: readonly string[]) => keysRepository.keyStates(keyIds);
   const credentialWatch = new CredentialWatch(
@@ -88,12 +107,6 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
     now,
     onBackgroundError: (error) => logger.warn({ err: error }, 'could not record last_used_at'),
   });
-  const rateLimiter = new RateLimiter(
-    config.rateLimits.tiers,
-    store,
-    rateLimitPrefix,
-    config.rateLimits.accountTiers,
-  );
   const sessions = new SessionService({
     sessions: new SessionsRepository(db),
     authenticator,
@@ -103,11 +116,6 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
     logger,
     now,
   });
-  const loginThrottle = new LoginThrottle(
-    config.sessions.loginAttemptsPerMinute,
-    store,
-    `${rateLimitPrefix}:login`,
-  );
   const apiKeys = new ApiKeyService({
     keys: keysRepository,
     hasher,

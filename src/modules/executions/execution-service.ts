@@ -274,43 +274,12 @@ export class ExecutionService {
     }
     const read = () => this.get(accountId, id);
     return (async function* events(): AsyncGenerator<ExecutionEvent> {
-      const started = new Set<string>();
-      const ended = new Set<string>();
-      // Each step's status as last told: a step is told again when its status changes.
-      const told = new Map<string, string>();
+      const told: ToldSoFar = { started: new Set(), ended: new Set(), steps: new Map() };
       let detail = first;
       try {
         for (;;) {
-          const { execution, stages, steps } = detail;
-          for (const step of steps) {
-            if (told.get(step.id) === step.status) continue;
-            // A decided call seen for the first time (a replay): its wait is told first.
-            if (!told.has(step.id) && step.decision !== null) {
-              yield {
-                type: 'approval-required',
-                execution,
-                step: { ...step, status: 'waiting_for_approval', completedAt: null },
-              };
-            }
-            told.set(step.id, step.status);
-            yield awaitingDecision.includes(step.status)
-              ? { type: 'approval-required', execution, step }
-              : { type: 'step', execution, step };
-          }
-          for (const stage of stages) {
-            if (
-              stage.status !== 'pending' &&
-              stage.status !== 'skipped' &&
-              !started.has(stage.id)
-            ) {
-              started.add(stage.id);
-              yield { type: 'stage-start', execution, stage };
-            }
-            if (finishedStage.has(stage.status) && !ended.has(stage.id)) {
-              ended.add(stage.id);
-              yield { type: 'stage-end', execution, stage };
-            }
-          }
+          const { execution, stages } = detail;
+          yield* changesSince(detail, told);
           if (execution.status !== 'running' && execution.status !== 'waiting_for_approval') {
             const stagesCompleted = stages.filter((stage) => stage.status === 'completed').length;
             yield { type: 'execution-end', execution, stagesCompleted };
@@ -331,5 +300,42 @@ export class ExecutionService {
         unwatch();
       }
     })();
+  }
+}
+
+/** What a follower has told so far: stages started and ended, each step's status as last told. */
+interface ToldSoFar {
+  readonly started: Set<string>;
+  readonly ended: Set<string>;
+  readonly steps: Map<string, string>;
+}
+
+/** The events of `detail` not yet told (steps, then stages), recorded in `told` as they are. */
+function* changesSince(detail: ExecutionDetail, told: ToldSoFar): Generator<ExecutionEvent> {
+  const { execution, stages, steps } = detail;
+  for (const step of steps) {
+    if (told.steps.get(step.id) === step.status) continue;
+    // A decided call seen for the first time (a replay): its wait is told first.
+    if (!told.steps.has(step.id) && step.decision !== null) {
+      yield {
+        type: 'approval-required',
+        execution,
+        step: { ...step, status: 'waiting_for_approval', completedAt: null },
+      };
+    }
+    told.steps.set(step.id, step.status);
+    yield awaitingDecision.includes(step.status)
+      ? { type: 'approval-required', execution, step }
+      : { type: 'step', execution, step };
+  }
+  for (const stage of stages) {
+    if (stage.status !== 'pending' && stage.status !== 'skipped' && !told.started.has(stage.id)) {
+      told.started.add(stage.id);
+      yield { type: 'stage-start', execution, stage };
+    }
+    if (finishedStage.has(stage.status) && !told.ended.has(stage.id)) {
+      told.ended.add(stage.id);
+      yield { type: 'stage-end', execution, stage };
+    }
   }
 }

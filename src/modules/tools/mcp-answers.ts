@@ -219,87 +219,88 @@ function boundedEvents(
   body: ReadableStream<Uint8Array>,
   context: StreamContext,
 ): ReadableStream<Uint8Array> {
-  const { id, bounds, hooks, signal } = context;
-  const reader = body.getReader();
-  const boundaries = new EventBoundaries();
-  const encoder = new TextEncoder();
+  const events = new BoundedEvents(body.getReader(), context);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // Until something is handed on: a pull that enqueues nothing is not called again.
+      while (!(await events.step(controller)));
+    },
+    async cancel(reason) {
+      await events.cancel(reason);
+    },
+  });
+}
+
+type Controller = ReadableStreamDefaultController<Uint8Array>;
+
+/** The reading side of `boundedEvents`: one chunk of the upstream stream at a time. */
+class BoundedEvents {
+  private readonly boundaries = new EventBoundaries();
+  private readonly encoder = new TextEncoder();
   /** The current event's bytes so far (it has not ended yet). */
-  const pending = new ByteBlocks();
+  private readonly pending = new ByteBlocks();
   /** A POST's bytes in all. */
-  let total = 0;
+  private total = 0;
 
-  const fail = (
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    refusal: AnswerRefusal,
-  ) => {
-    void reader.cancel().catch(() => undefined);
-    if (id !== undefined) {
-      controller.enqueue(
-        encoder.encode(`event: message\ndata: ${refusalMessage(id, refusal)}\n\n`),
-      );
-      controller.close();
-      return;
-    }
-    hooks.onStreamCut(refusal);
-    controller.error(refusalError(refusal));
-  };
+  constructor(
+    private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
+    private readonly context: StreamContext,
+  ) {}
 
-  /** Hands on one large event reduced (or nothing, when it is left out); false when it failed. */
-  const handOnLarge = async (
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    parts: Uint8Array[],
-  ): Promise<boolean> => {
-    const small = await reduced(bounds, parts, 'event', signal);
-    if (!small.ok) {
-      fail(controller, {
-        reason: 'unreadable',
-        detail: small.problem,
-        streamCut: id === undefined,
-      });
-      return false;
-    }
-    if (small.text !== '') controller.enqueue(encoder.encode(small.text));
-    return true;
-  };
+  async cancel(reason: unknown): Promise<void> {
+    await this.reader.cancel(reason).catch(() => undefined);
+  }
 
   /**
    * Reads one chunk and hands on the events it ends: runs of small events as one piece, a large
    * one reduced. Answers whether anything was handed on, or the stream ended (true).
    */
-  const step = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    let read: Awaited<ReturnType<typeof reader.read>>;
+  async step(controller: Controller): Promise<boolean> {
+    const { id, bounds } = this.context;
+    let read: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>;
     try {
-      read = await reader.read();
+      read = await this.reader.read();
     } catch (error) {
       // The policy fetch's own bound on a stream's whole life: the same refusal.
       if (!(error instanceof PolicyFetchError && error.reason === 'too_large')) throw error;
-      fail(controller, context.tooLarge(id === undefined));
+      this.fail(controller, this.context.tooLarge(id === undefined));
       return true;
     }
     const { done, value } = read;
     if (done) {
-      // What is left is handed on as it is (the SDK's parser drops an unended event).
-      if (pending.bytes <= inlineAnswerBytes) {
-        for (const part of pending.take()) controller.enqueue(part);
-        controller.close();
-      } else if (await handOnLarge(controller, pending.take())) {
-        controller.close();
-      }
+      await this.end(controller);
       return true;
     }
-    total += value.byteLength;
-    if (id !== undefined && total > bounds.maxResponseBytes) {
-      fail(controller, context.tooLarge(false));
+    this.total += value.byteLength;
+    if (id !== undefined && this.total > bounds.maxResponseBytes) {
+      this.fail(controller, this.context.tooLarge(false));
       return true;
     }
+    return this.handOn(controller, value);
+  }
+
+  /** What is left is handed on as it is (the SDK's parser drops an unended event). */
+  private async end(controller: Controller): Promise<void> {
+    if (this.pending.bytes <= inlineAnswerBytes) {
+      for (const part of this.pending.take()) controller.enqueue(part);
+      controller.close();
+    } else if (await this.handOnLarge(controller, this.pending.take())) {
+      controller.close();
+    }
+  }
+
+  /** Hands on the events `value` ends; true when something was handed on or the stream failed. */
+  private async handOn(controller: Controller, value: Uint8Array): Promise<boolean> {
+    const { id, bounds } = this.context;
+    const { pending } = this;
     let handed = false;
     /** Where the run of small events not yet handed on starts in this chunk. */
     let run = 0;
     let start = 0;
-    for (const end of boundaries.ends(value)) {
+    for (const end of this.boundaries.ends(value)) {
       const bytes = pending.bytes + end - start;
       if (bytes > bounds.maxResponseBytes) {
-        fail(controller, context.tooLarge(id === undefined));
+        this.fail(controller, this.context.tooLarge(id === undefined));
         return true;
       }
       if (bytes <= inlineAnswerBytes) {
@@ -308,7 +309,7 @@ function boundedEvents(
       } else {
         if (start > run) controller.enqueue(value.subarray(run, start));
         pending.push(value.subarray(start, end));
-        if (!(await handOnLarge(controller, pending.take()))) return true;
+        if (!(await this.handOnLarge(controller, pending.take()))) return true;
         run = end;
       }
       handed = true;
@@ -318,20 +319,40 @@ function boundedEvents(
     if (start < value.byteLength) {
       pending.push(value.subarray(start));
       if (pending.bytes > bounds.maxResponseBytes) {
-        fail(controller, context.tooLarge(id === undefined));
+        this.fail(controller, this.context.tooLarge(id === undefined));
         return true;
       }
     }
     return handed;
-  };
+  }
 
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      // Until something is handed on: a pull that enqueues nothing is not called again.
-      while (!(await step(controller)));
-    },
-    async cancel(reason) {
-      await reader.cancel(reason).catch(() => undefined);
-    },
-  });
+  /** Hands on one large event reduced (or nothing, when it is left out); false when it failed. */
+  private async handOnLarge(controller: Controller, parts: Uint8Array[]): Promise<boolean> {
+    const { id, bounds, signal } = this.context;
+    const small = await reduced(bounds, parts, 'event', signal);
+    if (!small.ok) {
+      this.fail(controller, {
+        reason: 'unreadable',
+        detail: small.problem,
+        streamCut: id === undefined,
+      });
+      return false;
+    }
+    if (small.text !== '') controller.enqueue(this.encoder.encode(small.text));
+    return true;
+  }
+
+  private fail(controller: Controller, refusal: AnswerRefusal): void {
+    const { id, hooks } = this.context;
+    void this.reader.cancel().catch(() => undefined);
+    if (id !== undefined) {
+      controller.enqueue(
+        this.encoder.encode(`event: message\ndata: ${refusalMessage(id, refusal)}\n\n`),
+      );
+      controller.close();
+      return;
+    }
+    hooks.onStreamCut(refusal);
+    controller.error(refusalError(refusal));
+  }
 }

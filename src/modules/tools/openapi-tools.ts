@@ -169,6 +169,13 @@ export function readOpenApiDocument(
   return { operations, defaultBaseUrl: serverUrl(root) };
 }
 
+/** The JSON Schema properties of a tool's arguments, their required names, and where each goes. */
+interface ToolInputs {
+  readonly properties: [string, unknown][];
+  readonly required: string[];
+  readonly args: OperationArgument[];
+}
+
 function readOperation(
   expander: Expander,
   operationId: string,
@@ -178,76 +185,10 @@ function readOperation(
   shared: unknown,
   field: string,
 ): OpenApiOperation {
-  // Operation-level parameters override path-level ones of the same name and place.
-  const byKey = new Map<string, Json>();
-  const lists = [
-    [shared, `${field.slice(0, field.lastIndexOf('.'))}.parameters`],
-    [own(operation, 'parameters'), `${field}.parameters`],
-  ] as const;
-  for (const [list, listField] of lists) {
-    if (list === undefined) continue;
-    if (!Array.isArray(list))
-      throw new OpenApiDocumentError(listField, "'parameters' must be a list.");
-    list.forEach((raw, index) => {
-      const parameter = expander.resolve(raw, `${listField}[${index}]`).value;
-      if (!isObject(parameter)) return;
-      const name = own(parameter, 'name');
-      const place = own(parameter, 'in');
-      if (typeof name !== 'string' || typeof place !== 'string') return;
-      byKey.set(`${place}\n${name}`, parameter);
-    });
-  }
-  const taken = new Set<string>(['body']);
-  const properties: [string, unknown][] = [];
-  const required: string[] = [];
-  const args: OperationArgument[] = [];
-  for (const parameter of byKey.values()) {
-    const name = own(parameter, 'name') as string;
-    const place = own(parameter, 'in') as string;
-    // Cookies are not sent (a tool source's requests carry no cookie jar).
-    if (place !== 'path' && place !== 'query' && place !== 'header') continue;
-    const property = uniqueName(
-      name.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 64) || '_',
-      taken,
-      64,
-    );
-    const schemaField = `${field}.parameters`;
-    const given = own(parameter, 'schema');
-    const schema = (
-      given === undefined ? { type: 'string' } : expander.schema(given, schemaField)
-    ) as Json;
-    const description = own(parameter, 'description');
-    properties.push([
-      property,
-      typeof description === 'string' && isObject(schema)
-        ? { ...schema, description: brief(description, maxDescriptionChars) }
-        : schema,
-    ]);
-    if (place === 'path' || own(parameter, 'required') === true) required.push(property);
-    args.push({ property, name, in: place });
-  }
-  let hasBody = false;
-  const rawBody = own(operation, 'requestBody');
-  if (rawBody !== undefined) {
-    const body = expander.resolve(rawBody, `${field}.requestBody`).value;
-    const content = isObject(body) ? own(body, 'content') : undefined;
-    const jsonType = isObject(content) ? Object.keys(content).find(isJsonMediaType) : undefined;
-    if (jsonType !== undefined && isObject(content)) {
-      const media = own(content, jsonType);
-      const schema = isObject(media) ? own(media, 'schema') : undefined;
-      properties.push([
-        'body',
-        schema === undefined ? {} : expander.schema(schema, `${field}.requestBody`),
-      ]);
-      if (isObject(body) && own(body, 'required') === true) required.push('body');
-      hasBody = true;
-    } else if (isObject(body) && own(body, 'required') === true) {
-      throw new OpenApiDocumentError(
-        `${field}.requestBody`,
-        `Operation '${brief(operationId, 100)}' requires a request body that is not JSON; only JSON bodies are supported (leave it out with 'operations').`,
-      );
-    }
-  }
+  const parameters = parametersOf(expander, operation, shared, field);
+  const toolArguments = argumentsOf(expander, parameters, field);
+  const hasBody = addBody(expander, operationId, operation, field, toolArguments);
+  const { properties, required, args } = toolArguments;
   const summary = own(operation, 'summary');
   const details = own(operation, 'description');
   const description = [summary, details]
@@ -270,4 +211,101 @@ function readOperation(
     arguments: args,
     hasBody,
   };
+}
+
+/**
+ * The operation's parameters and its path's: the operation's own override the path's of the same
+ * name and place.
+ */
+function parametersOf(
+  expander: Expander,
+  operation: Json,
+  shared: unknown,
+  field: string,
+): Iterable<Json> {
+  const byKey = new Map<string, Json>();
+  const lists = [
+    [shared, `${field.slice(0, field.lastIndexOf('.'))}.parameters`],
+    [own(operation, 'parameters'), `${field}.parameters`],
+  ] as const;
+  for (const [list, listField] of lists) {
+    if (list === undefined) continue;
+    if (!Array.isArray(list))
+      throw new OpenApiDocumentError(listField, "'parameters' must be a list.");
+    list.forEach((raw, index) => {
+      const parameter = expander.resolve(raw, `${listField}[${index}]`).value;
+      if (!isObject(parameter)) return;
+      const name = own(parameter, 'name');
+      const place = own(parameter, 'in');
+      if (typeof name !== 'string' || typeof place !== 'string') return;
+      byKey.set(`${place}\n${name}`, parameter);
+    });
+  }
+  return byKey.values();
+}
+
+/** Each parameter as an argument of the tool, named uniquely (`body` is the request body's). */
+function argumentsOf(expander: Expander, parameters: Iterable<Json>, field: string): ToolInputs {
+  const taken = new Set<string>(['body']);
+  const toolArguments: ToolInputs = { properties: [], required: [], args: [] };
+  for (const parameter of parameters) {
+    const name = own(parameter, 'name') as string;
+    const place = own(parameter, 'in') as string;
+    // Cookies are not sent (a tool source's requests carry no cookie jar).
+    if (place !== 'path' && place !== 'query' && place !== 'header') continue;
+    const property = uniqueName(
+      name.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 64) || '_',
+      taken,
+      64,
+    );
+    const schemaField = `${field}.parameters`;
+    const given = own(parameter, 'schema');
+    const schema = (
+      given === undefined ? { type: 'string' } : expander.schema(given, schemaField)
+    ) as Json;
+    const description = own(parameter, 'description');
+    toolArguments.properties.push([
+      property,
+      typeof description === 'string' && isObject(schema)
+        ? { ...schema, description: brief(description, maxDescriptionChars) }
+        : schema,
+    ]);
+    if (place === 'path' || own(parameter, 'required') === true) {
+      toolArguments.required.push(property);
+    }
+    toolArguments.args.push({ property, name, in: place });
+  }
+  return toolArguments;
+}
+
+/** The JSON request body as the `body` argument; whether the operation takes one. */
+function addBody(
+  expander: Expander,
+  operationId: string,
+  operation: Json,
+  field: string,
+  toolArguments: ToolInputs,
+): boolean {
+  const rawBody = own(operation, 'requestBody');
+  if (rawBody === undefined) return false;
+  const body = expander.resolve(rawBody, `${field}.requestBody`).value;
+  const content = isObject(body) ? own(body, 'content') : undefined;
+  const jsonType = isObject(content) ? Object.keys(content).find(isJsonMediaType) : undefined;
+  if (jsonType !== undefined && isObject(content)) {
+    const media = own(content, jsonType);
+    const schema = isObject(media) ? own(media, 'schema') : undefined;
+    toolArguments.properties.push([
+      'body',
+      schema === undefined ? {} : expander.schema(schema, `${field}.requestBody`),
+    ]);
+    if (isObject(body) && own(body, 'required') === true) toolArguments.required.push('body');
+    return true;
+  }
+  if (isObject(body) && own(body, 'required') === true) {
+    throw new OpenApiDocumentError(
+      `${field}.requestBody`,
+      `Operation '${brief(operationId, 100)}' requires a request body that is not JSON; only JSON bodies are supported (leave it out with 'operations').`,
+    );
+  }
+  return false;
 }

@@ -4,12 +4,7 @@
 import type { AppConfig, ModelDefinition } from '../../config/config.js';
 import { AppError, InvalidParameterError } from '../../errors/app-error.js';
 import type { ModelRegistry, ModelStatus } from '../../models/model-registry.js';
-import {
-  mp3SampleRates,
-  sniffFormat,
-  type InputFormat,
-  type OutputFormat,
-} from '../../audio/audio-types.js';
+import { mp3SampleRates, sniffFormat, type OutputFormat } from '../../audio/audio-types.js';
 import type { AudioPool } from '../../audio/audio-pool.js';
 import {
   normaliseLanguageTag,

@@ -46,20 +46,7 @@ export function PendingCall({
           <Title order={3} size="h4" id={titleId}>
             {step.status === 'interrupted' ? 'Interrupted call' : 'Approval needed'}: {step.name}
           </Title>
-          <Text size="sm">
-            {step.status === 'interrupted' ? (
-              <>
-                The call of <strong>{step.name}</strong> was running when its instance stopped: it
-                may or may not have taken effect, so it is not made again unless you approve it.
-              </>
-            ) : (
-              <>
-                The model wants to call <strong>{step.name}</strong>.
-              </>
-            )}{' '}
-            The run waits until you approve or reject the call
-            {step.expires_at === null ? '' : ` (it fails at ${formatDate(step.expires_at)})`}.
-          </Text>
+          <CallExplanation step={step} />
           <Textarea
             label={`Arguments of ${step.name} (JSON)`}
             description="Edit them to run the call with other arguments."
@@ -82,26 +69,59 @@ export function PendingCall({
             onChange={(event) => setReason(event.currentTarget.value)}
           />
           <ErrorAlert error={decision.error} title="The decision was not recorded" />
-          <Group>
-            <Button
-              type="submit"
-              color="teal.9"
-              loading={decision.approve.isPending}
-              disabled={decision.reject.isPending}
-            >
-              Approve
-            </Button>
-            <Button
-              color="red.9"
-              loading={decision.reject.isPending}
-              disabled={decision.approve.isPending}
-              onClick={() => decision.reject.mutate(reason)}
-            >
-              Reject
-            </Button>
-          </Group>
+          <DecisionButtons decision={decision} reason={reason} />
         </Stack>
       </form>
     </Card>
+  );
+}
+
+/** Why the call waits (a running call cut off by a stopped instance, or a model's request). */
+function CallExplanation({ step }: { step: StepRecord }) {
+  return (
+    <Text size="sm">
+      {step.status === 'interrupted' ? (
+        <>
+          The call of <strong>{step.name}</strong> was running when its instance stopped: it may or
+          may not have taken effect, so it is not made again unless you approve it.
+        </>
+      ) : (
+        <>
+          The model wants to call <strong>{step.name}</strong>.
+        </>
+      )}{' '}
+      The run waits until you approve or reject the call
+      {step.expires_at === null ? '' : ` (it fails at ${formatDate(step.expires_at)})`}.
+    </Text>
+  );
+}
+
+/** Approve (the form's submit, with the edited arguments) and Reject (with the reason). */
+function DecisionButtons({
+  decision,
+  reason,
+}: {
+  decision: ReturnType<typeof useDecision>;
+  reason: string;
+}) {
+  return (
+    <Group>
+      <Button
+        type="submit"
+        color="teal.9"
+        loading={decision.approve.isPending}
+        disabled={decision.reject.isPending}
+      >
+        Approve
+      </Button>
+      <Button
+        color="red.9"
+        loading={decision.reject.isPending}
+        disabled={decision.approve.isPending}
+        onClick={() => decision.reject.mutate(reason)}
+      >
+        Reject
+      </Button>
+    </Group>
   );
 }

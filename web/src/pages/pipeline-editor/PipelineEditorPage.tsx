@@ -91,9 +91,41 @@ function PipelineHeader(props: {
   );
 }
 
+/** The stages and their links, drawn and edited with React Flow. */
+function Canvas({ stages }: { stages: ReturnType<typeof useStageNodes> }) {
+  const colorScheme = useComputedColorScheme('light');
+  const edges = useMemo(() => edgesOf(stages.nodes), [stages.nodes]);
+  return (
+    <div
+      style={{
+        height: 460,
+        border: '1px solid var(--mantine-color-default-border)',
+        borderRadius: 4,
+      }}
+      aria-label="Pipeline canvas"
+      role="region"
+    >
+      <ReactFlow
+        nodes={stages.nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        onNodesChange={stages.onNodesChange}
+        onConnect={stages.onConnect}
+        onEdgesDelete={stages.onEdgesDelete}
+        colorMode={colorScheme}
+        fitView
+        fitViewOptions={{ maxZoom: 1 }}
+        proOptions={{ hideAttribution: true }}
+      >
+        <Background />
+        <Controls />
+      </ReactFlow>
+    </div>
+  );
+}
+
 function Editor() {
   const { pipelineId } = useParams();
-  const colorScheme = useComputedColorScheme('light');
   const agents = useAgentOptions();
   const stages = useStageNodes(agents);
   const { nodes, setNodes, update, remove } = stages;
@@ -124,7 +156,6 @@ function Editor() {
   });
 
   const context = useMemo(() => ({ agents, update, remove }), [agents, update, remove]);
-  const edges = useMemo(() => edgesOf(nodes), [nodes]);
 
   return (
     <Page title={pipelineId === undefined ? 'New pipeline' : `Pipeline ${name}`}>
@@ -141,31 +172,7 @@ function Editor() {
       />
       <ErrorAlert error={stored.error ?? actions.error} title="The pipeline was not saved or run" />
       <EditorContext.Provider value={context}>
-        <div
-          style={{
-            height: 460,
-            border: '1px solid var(--mantine-color-default-border)',
-            borderRadius: 4,
-          }}
-          aria-label="Pipeline canvas"
-          role="region"
-        >
-          <ReactFlow
-            nodes={nodes}
-            edges={edges}
-            nodeTypes={nodeTypes}
-            onNodesChange={stages.onNodesChange}
-            onConnect={stages.onConnect}
-            onEdgesDelete={stages.onEdgesDelete}
-            colorMode={colorScheme}
-            fitView
-            fitViewOptions={{ maxZoom: 1 }}
-            proOptions={{ hideAttribution: true }}
-          >
-            <Background />
-            <Controls />
-          </ReactFlow>
-        </div>
+        <Canvas stages={stages} />
       </EditorContext.Provider>
       <RunCard
         runInput={runInput}
