@@ -30,7 +30,11 @@ import { createTemplatesModule } from './modules/templates/module.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { createRoutingModule } from './modules/routing/module.js';
 import { createLayoutModule } from './modules/layout/module.js';
-import { createUsageModule } from './modules/usage/module.js';
+import {
+  createUsageLedger,
+  createUsageModule,
+  type UsageLedgerModule,
+} from './modules/usage/module.js';
 import { createHealthModule } from './modules/health/module.js';
 import { createKnowledgeModule } from './modules/knowledge/module.js';
 import { createMcpModule } from './modules/mcp/module.js';
@@ -111,7 +115,7 @@ async function wireServices(
       now,
     }),
   );
-  const engines = openEngines(config, logger, closers);
+  const engines = openEngines(wiring);
   const content = await contentModules(wiring, engines.models);
   const runs = await runModules(wiring, engines, content, accounts);
   const serving = servingModules(wiring, engines, { ...content, ...runs, accounts });
@@ -375,10 +379,15 @@ interface Engines {
   speechEngines: SpeechEngines;
   metrics: MetricsModule;
   models: ModelRegistry;
+  /** Every model call's record, written in batches; its meter is the registry's. */
+  usage: UsageLedgerModule;
 }
 
-/** The local model engine, the speech engines, the metrics, and the model registry over them. */
-function openEngines(config: AppConfig, logger: Logger, closers: Closers): Engines {
+/**
+ * The local model engine, the speech engines, the metrics, the usage ledger, and the model
+ * registry over them (every call it hands out metered by the ledger).
+ */
+function openEngines({ config, logger, closers, storage, now }: Wiring): Engines {
   const localEngine = closers.started(
     'local model engine',
     new NodeLlamaEngine({
@@ -390,8 +399,19 @@ function openEngines(config: AppConfig, logger: Logger, closers: Closers): Engin
   );
   const speechEngines = closers.started('speech engines', SpeechEngines.fromConfig(config));
   const metrics = closers.started('metrics', createMetricsModule({ config }));
-  const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics.metrics);
-  return { localEngine, speechEngines, metrics, models };
+  const usage = closers.started(
+    'usage ledger',
+    createUsageLedger({ config: config.usage, storage, logger, now }),
+  );
+  const models = new ModelRegistry(
+    config,
+    localEngine,
+    logger,
+    speechEngines,
+    metrics.metrics,
+    usage.meter,
+  );
+  return { localEngine, speechEngines, metrics, models, usage };
 }
 
 /** Background work that must not run in command-line tools: audio threads warming up, model pulls. */

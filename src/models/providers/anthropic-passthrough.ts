@@ -73,9 +73,12 @@ function takeCounts(counts: AnthropicCounts, usage: unknown): void {
 /** The platform's usage (OpenAI's reading: the prompt includes what the cache served). */
 export function usageOfCounts(counts: AnthropicCounts): TokenUsage {
   const promptTokens = counts.input + (counts.cacheRead ?? 0) + (counts.cacheCreation ?? 0);
-  return counts.cacheRead === undefined
-    ? { promptTokens, completionTokens: counts.output }
-    : { promptTokens, completionTokens: counts.output, cachedTokens: counts.cacheRead };
+  return {
+    promptTokens,
+    completionTokens: counts.output,
+    ...(counts.cacheRead === undefined ? {} : { cachedTokens: counts.cacheRead }),
+    ...(counts.cacheCreation === undefined ? {} : { cacheWriteTokens: counts.cacheCreation }),
+  };
 }
 
 const noCounts = (): AnthropicCounts => ({
