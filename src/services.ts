@@ -275,6 +275,7 @@ function servingModules(
       models,
       secrets: config.secrets,
       observer: engines.metrics.metrics,
+      meter: engines.usage.meter,
       bodyLimit: chat.bodyLimit,
     }),
   );
