@@ -83,6 +83,11 @@ export class ModelRegistry {
     if (remoteChat) await loadTokenizer();
   }
 
+  /** The meter of every model call: the speech service meters its engines' calls with it too. */
+  get usageMeter(): UsageMeter {
+    return this.meter;
+  }
+
   /** The speech engines this registry builds models with. */
   get speechEngines(): SpeechEngines {
     return this.context.speech;

@@ -4,6 +4,8 @@
 import type { AppConfig, ModelDefinition } from '../../config/config.js';
 import { AppError, InvalidParameterError } from '../../errors/app-error.js';
 import type { ModelRegistry, ModelStatus } from '../../models/model-registry.js';
+import { noUsage, type CallAttribution, type MeteredUsage } from '../../models/metering.js';
+import { RequestAbortedError } from '../../models/spec.js';
 import {
   mp3SampleRates,
   sniffFormat,
@@ -71,6 +73,8 @@ export interface TranscribeRequest {
   model: string | undefined;
   provider: string | undefined;
   signal: AbortSignal;
+  /** Whose call it is (the usage ledger, budgets); unmetered without one. */
+  attribution?: CallAttribution | undefined;
 }
 
 export interface TranscribeOutcome extends Transcription {
@@ -90,6 +94,8 @@ export interface SynthesizeRequest {
   /** The parameter a refused `speed` is named as. */
   speedParam?: string;
   signal: AbortSignal;
+  /** Whose call it is (the usage ledger, budgets); unmetered without one. */
+  attribution?: CallAttribution | undefined;
 }
 
 export interface SynthesizeOutcome {
@@ -115,6 +121,39 @@ export class SpeechService {
       config: AppConfig['speech'];
     },
   ) {}
+
+  /**
+   * One engine call, metered as the registry's models are: reserved on its budgets before it is
+   * made (its use is known in advance: the audio's length, the text's characters), recorded after.
+   */
+  private async metered<T>(
+    definition: ModelDefinition,
+    attribution: CallAttribution | undefined,
+    usage: MeteredUsage,
+    call: () => Promise<T>,
+  ): Promise<T> {
+    if (attribution === undefined) return call();
+    const ticket = await this.options.models.usageMeter.start({
+      definition,
+      attribution,
+      worstCase: () => Promise.resolve(usage),
+    });
+    const started = performance.now();
+    try {
+      const result = await call();
+      ticket.end({ status: 'ok', usage, latencyMs: performance.now() - started });
+      return result;
+    } catch (error) {
+      const aborted = error instanceof RequestAbortedError;
+      ticket.end({
+        status: aborted ? 'aborted' : 'error',
+        errorCode: aborted ? null : error instanceof AppError ? error.code : 'internal_error',
+        usage: noUsage,
+        latencyMs: performance.now() - started,
+      });
+      throw error;
+    }
+  }
 
   get limits(): AppConfig['speech'] {
     return this.options.config;
@@ -262,7 +301,13 @@ export class SpeechService {
       );
     }
     const language = request.language === null ? null : normaliseLanguageTag(request.language);
-    const result = await this.transcribePcm(name, prepared, language, request.signal);
+    const result = await this.transcribePcm(
+      name,
+      prepared,
+      language,
+      request.signal,
+      request.attribution,
+    );
     return { ...result, durationSeconds: prepared.durationSeconds };
   }
 
@@ -272,13 +317,17 @@ export class SpeechService {
     audio: Pcm,
     language: string | null,
     signal: AbortSignal,
+    attribution?: CallAttribution,
   ): Promise<Transcription & { model: ModelDefinition }> {
     const definition = this.options.models.definitionOf(name);
     const model = this.options.models.model('transcription', name);
+    const audioMs = (audio.samples.length / audio.sampleRate) * 1000;
     // Silence is an empty transcription, not a question for the engine.
     const result = isSilent(audio.samples)
       ? { text: '', language, confidence: 1 }
-      : await model.transcribe({ audio, language, signal });
+      : await this.metered(definition, attribution, { ...noUsage, audioMs }, () =>
+          model.transcribe({ audio, language, signal }),
+        );
     return {
       ...result,
       // An engine's score may be NaN (no words to average): the response says null instead.
@@ -318,13 +367,16 @@ export class SpeechService {
     if (speed !== 1) checkSpeed(name, model.speeds, speed, request.speedParam ?? 'speed');
     const language = request.language === null ? null : normaliseLanguageTag(request.language);
     const voice = await model.resolveVoice(request.voice, language);
-    const pcm = await model.synthesize({
-      text: request.text,
-      voice,
-      language,
-      ...(speed === 1 ? {} : { speed }),
-      signal: request.signal,
-    });
+    const characters = { ...noUsage, characters: request.text.length };
+    const pcm = await this.metered(definition, request.attribution, characters, () =>
+      model.synthesize({
+        text: request.text,
+        voice,
+        language,
+        ...(speed === 1 ? {} : { speed }),
+        signal: request.signal,
+      }),
+    );
     const sampleRate = request.sampleRate ?? pcm.sampleRate;
     const audio = await this.options.pool.render(
       {
