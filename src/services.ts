@@ -126,6 +126,7 @@ async function wireServices(
     redis,
     localEngine: engines.localEngine,
     instances: runs.executions.instances,
+    usageLedger: engines.usage,
     startBackgroundWork: () => startBackgroundWork(config, engines, logger),
     close: () => closers.closeAll(),
   };
