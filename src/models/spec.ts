@@ -129,6 +129,11 @@ export interface CallAttribution {
   readonly route: string;
   /** The execution of an agent or pipeline run. */
   readonly executionId?: string | null | undefined;
+  /**
+   * Told when the call takes a budget past its soft limit (the HTTP layer sets `X-Budget-Warning`
+   * on the answer when it still can).
+   */
+  readonly warn?: ((warning: string) => void) | undefined;
 }
 
 export interface GenerationRequest {
