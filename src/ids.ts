@@ -47,7 +47,10 @@ export type IdPrefix =
   | 'int'
   | 'rfb'
   | 'pol'
-  | 'step';
+  | 'step'
+  | 'use'
+  | 'bud'
+  | 'rsv';
 
 /** 22 base62 characters carry 130 bits. */
 export function newId(prefix: IdPrefix): string {

@@ -45,7 +45,7 @@ import type { TemplateCatalog } from './modules/templates/template-catalog.js';
 import type { Storage } from './storage/database.js';
 import type { RoutingModule } from './modules/routing/module.js';
 import type { LayoutModule } from './modules/layout/module.js';
-import type { UsageModule } from './modules/usage/module.js';
+import type { UsageLedgerModule, UsageModule } from './modules/usage/module.js';
 import type { HealthModule } from './modules/health/module.js';
 import type { RoutingService } from './modules/routing/routing-service.js';
 import type { KnowledgeModule } from './modules/knowledge/module.js';
@@ -115,6 +115,8 @@ export interface ServiceContainer extends Services {
   readonly localEngine: NodeLlamaEngine;
   /** This instance's heartbeat; `start()` before serving, so its runs are not taken for orphans. */
   readonly instances: InstanceRegistry;
+  /** The usage ledger: every model call's record (flush() writes what is buffered). */
+  readonly usageLedger: UsageLedgerModule;
   /** Starts background work that must not run in command-line tools (model downloads). */
   startBackgroundWork(): void;
   close(): Promise<void>;

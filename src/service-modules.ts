@@ -30,7 +30,7 @@ import { createResponsesModule } from './modules/responses/module.js';
 import { createRoutingModule, type RoutingModule } from './modules/routing/module.js';
 import { createTemplatesModule } from './modules/templates/module.js';
 import { createToolsModule } from './modules/tools/module.js';
-import { createUsageModule } from './modules/usage/module.js';
+import { createUsageModule, type UsageLedgerModule } from './modules/usage/module.js';
 import { createVoiceModule, type VoiceModule } from './modules/voice/module.js';
 import type { ServiceOverrides } from './service-container.js';
 import type { Storage } from './storage/database.js';
@@ -47,12 +47,14 @@ export interface Wiring {
   readonly now: () => number;
 }
 
-/** The engines the modules run models on, and the metrics they record into. */
+/** The engines the modules run models on, and the metrics and usage ledger they record into. */
 export interface Engines {
   localEngine: NodeLlamaEngine;
   speechEngines: SpeechEngines;
   metrics: MetricsModule;
   models: ModelRegistry;
+  /** Every model call's record, written in batches; its meter is the registry's. */
+  usage: UsageLedgerModule;
 }
 
 /** A Redis key or channel name under the configured prefix (none: the name as it always was). */
@@ -214,6 +216,7 @@ function dialectModules(
     models,
     secrets: config.secrets,
     observer: engines.metrics.metrics,
+    meter: engines.usage.meter,
     bodyLimit: chat.bodyLimit,
   });
   const responses = createResponsesModule({

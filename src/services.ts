@@ -9,6 +9,7 @@ import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { SpeechEngines } from './models/speech/speech-engines.js';
 import { openStorage, type Storage } from './storage/database.js';
+import { createUsageLedger } from './modules/usage/module.js';
 import { Closers } from './lifecycle/closers.js';
 import { servicesOf, type ServiceContainer, type ServiceOverrides } from './service-container.js';
 import {
@@ -78,7 +79,7 @@ async function wireServices(
       now,
     }),
   );
-  const engines = openEngines(config, logger, closers);
+  const engines = openEngines(wiring);
   const content = await contentModules(wiring, engines.models);
   const runs = await runModules(wiring, engines, content, accounts);
   const serving = servingModules(wiring, engines, { ...content, ...runs, accounts });
@@ -89,6 +90,7 @@ async function wireServices(
     redis,
     localEngine: engines.localEngine,
     instances: runs.executions.instances,
+    usageLedger: engines.usage,
     startBackgroundWork: () => startBackgroundWork(config, engines, logger),
     close: () => closers.closeAll(),
   };
@@ -122,8 +124,11 @@ async function openStores(
   }
 }
 
-/** The local model engine, the speech engines, the metrics, and the model registry over them. */
-function openEngines(config: AppConfig, logger: Logger, closers: Closers): Engines {
+/**
+ * The local model engine, the speech engines, the metrics, the usage ledger, and the model
+ * registry over them (every call it hands out metered by the ledger).
+ */
+function openEngines({ config, logger, closers, storage, now }: Wiring): Engines {
   const localEngine = closers.started(
     'local model engine',
     new NodeLlamaEngine({
@@ -135,8 +140,19 @@ function openEngines(config: AppConfig, logger: Logger, closers: Closers): Engin
   );
   const speechEngines = closers.started('speech engines', SpeechEngines.fromConfig(config));
   const metrics = createMetricsModule({ config });
-  const models = new ModelRegistry(config, localEngine, logger, speechEngines, metrics.metrics);
-  return { localEngine, speechEngines, metrics, models };
+  const usage = closers.started(
+    'usage ledger',
+    createUsageLedger({ config: config.usage, storage, logger, now }),
+  );
+  const models = new ModelRegistry(
+    config,
+    localEngine,
+    logger,
+    speechEngines,
+    metrics.metrics,
+    usage.meter,
+  );
+  return { localEngine, speechEngines, metrics, models, usage };
 }
 
 /** Background work that must not run in command-line tools: audio threads warming up, model pulls. */

@@ -13,6 +13,7 @@ import { KnowledgeFileSchema } from '../modules/knowledge/knowledge.config.js';
 import { RoutingFileSchema } from '../modules/routing/routing.config.js';
 import { TemplatesFileSchema } from '../modules/templates/templates.config.js';
 import { ToolsFileSchema } from '../modules/tools/tools.config.js';
+import { UsageFileSchema } from '../modules/usage/usage.config.js';
 import { SpeechFileSchema } from '../modules/voice/voice.config.js';
 import { checkAgainst, Closed, inFile, type Problems } from './config-kit.js';
 import { databaseFileProperties } from './database-config.js';
@@ -46,6 +47,7 @@ const sections = {
   templates: TemplatesFileSchema,
   web: WebFileSchema,
   tools: ToolsFileSchema,
+  usage: UsageFileSchema,
   routing: RoutingFileSchema,
   speech: SpeechFileSchema,
   knowledge: KnowledgeFileSchema,

@@ -312,6 +312,15 @@ export interface AppConfig {
     readonly userAgent: string;
   };
   /** The connections of agents' tools: MCP servers and OpenAPI-described APIs (`tools`). */
+  /** The usage ledger and the budgets (`usage` in the config file). */
+  readonly usage: {
+    /** Longest a usage record waits in memory before it is written (what a kill -9 may lose). */
+    readonly flushIntervalMs: number;
+    /** Days records are kept; null: forever. */
+    readonly retentionDays: number | null;
+    /** A call under a budget goes on when the budgets' store cannot be reached. */
+    readonly budgetsFailOpen: boolean;
+  };
   readonly tools: {
     /**
      * Hosts and address ranges (CIDR) tool connections may reach although they are loopback,

@@ -16,6 +16,7 @@ import { knowledgeConfig } from '../modules/knowledge/knowledge.config.js';
 import { routingConfig } from '../modules/routing/routing.config.js';
 import { templatesConfig } from '../modules/templates/templates.config.js';
 import { readToolsEnv, toolsConfig } from '../modules/tools/tools.config.js';
+import { readUsageEnv, usageConfig } from '../modules/usage/usage.config.js';
 import { readSpeechEnv, speechConfig } from '../modules/voice/voice.config.js';
 import { AllowListEntryError, TargetAllowList } from '../net/address-policy.js';
 import { packageRoot } from '../runtime-paths.js';
@@ -58,6 +59,7 @@ function readEnvironment(env: Env, problems: Problems) {
     sessions: readSessionsEnv(reader),
     web: readWebEnv(reader),
     tools: readToolsEnv(reader),
+    usage: readUsageEnv(reader),
     speech: readSpeechEnv(reader, path.delimiter),
     chat: readChatEnv(reader),
   };
@@ -146,6 +148,7 @@ function featureSections(composition: Composition, defaultUserAgent: string) {
     templates: templatesConfig(file.templates, context),
     web: webConfig(fromEnv.web, file.web, defaultUserAgent),
     tools: toolsConfig(file.tools),
+    usage: usageConfig(fromEnv.usage, file.usage),
     chat: chatConfig(fromEnv.chat, file.chat),
     knowledge,
     routing: routingConfig(file.routing, knowledge.embeddingModel, context),

@@ -4,7 +4,13 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import type { ModelRegistry } from './model-registry.js';
 import { canServe, type CapabilityNeed } from './capabilities.js';
-import { UpstreamError, type ChatParams, type ChatTurn, type GenerationResult } from './spec.js';
+import {
+  UpstreamError,
+  type CallAttribution,
+  type ChatParams,
+  type ChatTurn,
+  type GenerationResult,
+} from './spec.js';
 import { checkAgainstSchema } from '../validation/schema-validator.js';
 
 export interface AgentPrompt {
@@ -57,7 +63,8 @@ export class AgentModels {
     private readonly registry: ModelRegistry,
     /** The agent's model, or null for the service's default. */
     private readonly requested: string | null,
-    private readonly fairnessKey: string,
+    /** Whose calls these are (its account also queues local generation fairly). */
+    private readonly attribution: CallAttribution,
     private readonly signal: AbortSignal,
   ) {}
 
@@ -155,7 +162,8 @@ export class AgentModels {
           messages,
           maxTokens: Math.min(maxTokens ?? candidate.maxTokens, candidate.maxTokens),
           signal: this.signal,
-          fairnessKey: this.fairnessKey,
+          fairnessKey: this.attribution.accountId,
+          attribution: this.attribution,
           params,
         }),
       (candidate) => canServe(candidate, needs),
@@ -202,7 +210,8 @@ export class AgentModels {
         maxTokens: Math.min(prompt.maxTokens ?? definition.maxTokens, definition.maxTokens),
         temperature: prompt.temperature,
         signal: this.signal,
-        fairnessKey: this.fairnessKey,
+        fairnessKey: this.attribution.accountId,
+        attribution: this.attribution,
         ...(schema === undefined ? {} : { responseSchema: schema }),
       }),
     );

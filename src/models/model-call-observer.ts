@@ -114,10 +114,10 @@ export function observedEmbeddingModel(
   observer: ModelCallObserver,
 ): EmbeddingModel {
   return {
-    async embed(texts, signal) {
+    async embed(texts, signal, attribution) {
       const started = performance.now();
       try {
-        const result = await model.embed(texts, signal);
+        const result = await model.embed(texts, signal, attribution);
         observer.modelCall({
           model: name,
           kind: 'embedding',

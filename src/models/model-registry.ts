@@ -9,6 +9,8 @@ import {
   observedEmbeddingModel,
   type ModelCallObserver,
 } from './model-call-observer.js';
+import { meteredChatModel, meteredEmbeddingModel } from './metered-models.js';
+import { unmetered, type UsageMeter } from './metering.js';
 import type { LocalEngine } from './local/local-engine.js';
 import { SpeechEngines } from './speech/speech-engines.js';
 import {
@@ -54,6 +56,8 @@ export class ModelRegistry {
     speech?: SpeechEngines,
     /** Told of every chat and embedding call (the service's metrics). */
     private readonly observer?: ModelCallObserver,
+    /** Meters every chat and embedding call: the usage ledger, and the budgets before each call. */
+    private readonly meter: UsageMeter = unmetered,
   ) {
     this.byName = new Map(
       config.models.definitions.map((definition) => [definition.name, definition]),
@@ -77,6 +81,11 @@ export class ModelRegistry {
       (definition) => definition.type === 'chat' && connectionOf(definition).kind === 'remote',
     );
     if (remoteChat) await loadTokenizer();
+  }
+
+  /** The meter of every model call: the speech service meters its engines' calls with it too. */
+  get usageMeter(): UsageMeter {
+    return this.meter;
   }
 
   /** The speech engines this registry builds models with. */
@@ -180,14 +189,23 @@ export class ModelRegistry {
     return model;
   }
 
+  /**
+   * The model observed (the metrics: the model's own time) and metered (each call a ledger
+   * record, its budgets reserved before it is made).
+   */
   private observed<K extends ModelType>(kind: K, name: string, model: ModelOfKind[K]) {
-    const { observer } = this;
-    if (observer === undefined) return model;
+    const { observer, meter } = this;
+    const definition = this.definitionOf(name);
     if (kind === 'chat') {
-      return observedChatModel(model as ChatModel, name, observer) as ModelOfKind[K];
+      const chat = model as ChatModel;
+      const seen = observer === undefined ? chat : observedChatModel(chat, name, observer);
+      return meteredChatModel(seen, definition, meter) as ModelOfKind[K];
     }
     if (kind === 'embedding') {
-      return observedEmbeddingModel(model as EmbeddingModel, name, observer) as ModelOfKind[K];
+      const embedding = model as EmbeddingModel;
+      const seen =
+        observer === undefined ? embedding : observedEmbeddingModel(embedding, name, observer);
+      return meteredEmbeddingModel(seen, definition, meter) as ModelOfKind[K];
     }
     return model;
   }

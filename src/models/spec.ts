@@ -112,8 +112,28 @@ export interface TokenUsage {
   readonly completionTokens: number;
   /** Prompt tokens served from the provider's cache, where it reports them. */
   readonly cachedTokens?: number | undefined;
+  /** Prompt tokens written to the provider's cache (Anthropic's cache creation), where reported. */
+  readonly cacheWriteTokens?: number | undefined;
   /** Completion tokens spent on hidden reasoning, where the provider reports them. */
   readonly reasoningTokens?: number | undefined;
+}
+
+/** Whose call it is, and which route (or run) made it. */
+export interface CallAttribution {
+  readonly accountId: string;
+  /** The key (`key_…`) the request came with; a session's key too. Null for the service's own work. */
+  readonly apiKeyId: string | null;
+  /** The end user the client named (`user_id`, OpenAI's `user`, Anthropic's `metadata.user_id`). */
+  readonly endUser: string | null;
+  /** The route (`POST /v1/chat/completions`), or what started the work (`job`). */
+  readonly route: string;
+  /** The execution of an agent or pipeline run. */
+  readonly executionId?: string | null | undefined;
+  /**
+   * Told when the call takes a budget past its soft limit (the HTTP layer sets `X-Budget-Warning`
+   * on the answer when it still can).
+   */
+  readonly warn?: ((warning: string) => void) | undefined;
 }
 
 export interface GenerationRequest {
@@ -131,6 +151,8 @@ export interface GenerationRequest {
   readonly responseSchema?: JSONSchema7 | undefined;
   /** OpenAI's other request parameters (tools, response_format, stop, top_p, …). */
   readonly params?: ChatParams | undefined;
+  /** Whose call it is, for the usage ledger and budgets (the account of `fairnessKey` alone when absent). */
+  readonly attribution?: CallAttribution | undefined;
 }
 
 export interface GenerationResult {
@@ -185,7 +207,12 @@ export interface EmbeddingResult {
 }
 
 export interface EmbeddingModel {
-  embed(texts: readonly string[], signal: AbortSignal): Promise<EmbeddingResult>;
+  /** `attribution`: whose call it is, for the usage ledger and budgets. */
+  embed(
+    texts: readonly string[],
+    signal: AbortSignal,
+    attribution?: CallAttribution,
+  ): Promise<EmbeddingResult>;
 }
 
 export type UpstreamErrorCode = 'upstream_error' | 'model_unavailable' | 'upstream_timeout';

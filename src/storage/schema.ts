@@ -321,6 +321,32 @@ export interface ResponsesTable {
   input_items: string;
 }
 
+/** One model call (migration 019). Counts are bigint columns: PostgreSQL answers them as text. */
+export interface UsageRecordsTable {
+  id: string;
+  account_id: string;
+  api_key_id: string | null;
+  end_user: string | null;
+  route: string;
+  model: string;
+  provider: string;
+  deployment: string | null;
+  execution_id: string | null;
+  input_tokens: number | string;
+  output_tokens: number | string;
+  cached_input_tokens: number | string;
+  cache_write_tokens: number | string;
+  reasoning_tokens: number | string;
+  audio_ms: number | string;
+  characters: number | string;
+  status: 'ok' | 'error' | 'aborted';
+  error_code: string | null;
+  latency_ms: number;
+  cache_hit: number | boolean;
+  cost_micros: number | string | null;
+  created_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -344,4 +370,5 @@ export interface DatabaseSchema {
   routing_policies: RoutingPoliciesTable;
   voice_sessions: VoiceSessionsTable;
   responses: ResponsesTable;
+  usage_records: UsageRecordsTable;
 }

@@ -57,6 +57,21 @@ describe.each(allDialects)('the model catalog on $name', (dialect) => {
       }
       const gpt = body.models.find((entry) => entry.name === 'gpt-4o-mini');
       expect(gpt).toMatchObject({ max_tokens: 16_384, context_length: 128_000 });
+      // Prices: the built-in catalog's, dated; free on this machine; unknown where not published.
+      const pricing = (name: string) =>
+        (body.models.find((entry) => entry.name === name) as { pricing?: unknown } | undefined)
+          ?.pricing;
+      expect(pricing('gpt-4o-mini')).toMatchObject({
+        input_per_mtok: 0.15,
+        cached_input_per_mtok: 0.075,
+        output_per_mtok: 0.6,
+        as_of: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+      });
+      expect(pricing('qwen2.5-0.5b-instruct')).toMatchObject({
+        input_per_mtok: 0,
+        output_per_mtok: 0,
+      });
+      expect(pricing('deepgram-nova-3')).toBeNull();
     },
   );
 

@@ -40,12 +40,15 @@ export function toolCallsOf(content: readonly LanguageModelV3Content[]): ToolCal
 /** Cache and reasoning tokens, where the provider reported any (a zero is left out). */
 export function tokenDetailsOf(usage: LanguageModelV3Usage): {
   cachedTokens?: number;
+  cacheWriteTokens?: number;
   reasoningTokens?: number;
 } {
   const cached = usage.inputTokens.cacheRead;
+  const written = usage.inputTokens.cacheWrite;
   const reasoning = usage.outputTokens.reasoning;
   return {
     ...(cached !== undefined && cached > 0 ? { cachedTokens: cached } : {}),
+    ...(written !== undefined && written > 0 ? { cacheWriteTokens: written } : {}),
     ...(reasoning !== undefined && reasoning > 0 ? { reasoningTokens: reasoning } : {}),
   };
 }

@@ -12,7 +12,19 @@ import { APICallError, JSONParseError } from '@ai-sdk/provider';
 import type { RemoteModelDefinition } from '../../config/config.js';
 import { AppError } from '../../errors/app-error.js';
 import type { ModelCallObserver, ModelCallRecord } from '../model-call-observer.js';
-import { RequestAbortedError, UpstreamError, type TokenUsage } from '../spec.js';
+import {
+  meteredUsageOf,
+  noUsage,
+  unmetered,
+  type MeterTicket,
+  type UsageMeter,
+} from '../metering.js';
+import {
+  RequestAbortedError,
+  UpstreamError,
+  type CallAttribution,
+  type TokenUsage,
+} from '../spec.js';
 import { CallLimits } from '../upstream/call-limits.js';
 import { RetriesExhaustedError } from '../upstream/retry.js';
 import { UpstreamConnection } from './openai-compatible-connection.js';
@@ -39,6 +51,9 @@ export interface PassthroughCall {
   readonly version: string | undefined;
   readonly beta: string | undefined;
   readonly signal: AbortSignal;
+  /** Whose call it is (the usage ledger, budgets), and its input counted when a budget asks. */
+  readonly attribution: CallAttribution;
+  readonly countInput: () => Promise<number>;
 }
 
 /** One event of Anthropic's stream: its `event:` name and its parsed `data:`. */
@@ -73,9 +88,12 @@ function takeCounts(counts: AnthropicCounts, usage: unknown): void {
 /** The platform's usage (OpenAI's reading: the prompt includes what the cache served). */
 export function usageOfCounts(counts: AnthropicCounts): TokenUsage {
   const promptTokens = counts.input + (counts.cacheRead ?? 0) + (counts.cacheCreation ?? 0);
-  return counts.cacheRead === undefined
-    ? { promptTokens, completionTokens: counts.output }
-    : { promptTokens, completionTokens: counts.output, cachedTokens: counts.cacheRead };
+  return {
+    promptTokens,
+    completionTokens: counts.output,
+    ...(counts.cacheRead === undefined ? {} : { cachedTokens: counts.cacheRead }),
+    ...(counts.cacheCreation === undefined ? {} : { cacheWriteTokens: counts.cacheCreation }),
+  };
 }
 
 const noCounts = (): AnthropicCounts => ({
@@ -173,6 +191,8 @@ export class AnthropicPassthrough {
     apiKey: string | undefined,
     /** Told of every call (the service's metrics), as the registry's models report theirs. */
     private readonly observer?: ModelCallObserver,
+    /** Meters every call (the usage ledger, budgets), as the registry's models are. */
+    private readonly meter: UsageMeter = unmetered,
   ) {
     this.connection = new UpstreamConnection(definition.baseUrl ?? anthropicBaseUrl, apiKey, {
       path: '/messages',
@@ -196,12 +216,33 @@ export class AnthropicPassthrough {
     };
   }
 
-  private report(started: number, record: Omit<ModelCallRecord, 'model' | 'kind' | 'seconds'>) {
-    this.observer?.modelCall({
-      model: this.definition.name,
-      kind: 'chat',
-      seconds: (performance.now() - started) / 1000,
-      ...record,
+  private report(
+    started: number,
+    record: Omit<ModelCallRecord, 'model' | 'kind' | 'seconds'>,
+    ticket: MeterTicket,
+    counted?: TokenUsage,
+  ) {
+    const seconds = (performance.now() - started) / 1000;
+    this.observer?.modelCall({ model: this.definition.name, kind: 'chat', seconds, ...record });
+    const usage = record.usage ?? counted;
+    ticket.end({
+      status: record.outcome,
+      errorCode: record.errorCode ?? null,
+      usage: usage === undefined ? noUsage : meteredUsageOf(usage),
+      latencyMs: seconds * 1000,
+    });
+  }
+
+  /** The meter's ticket for a call: its budgets reserved (a refusal throws, nothing sent). */
+  private ticket(call: PassthroughCall): Promise<MeterTicket> {
+    return this.meter.start({
+      definition: this.definition,
+      attribution: call.attribution,
+      worstCase: async () => ({
+        ...noUsage,
+        inputTokens: await call.countInput(),
+        outputTokens: call.maxTokens,
+      }),
     });
   }
 
@@ -214,18 +255,18 @@ export class AnthropicPassthrough {
     );
   }
 
-  private failed(started: number, error: unknown): void {
-    if (error instanceof RequestAbortedError) this.report(started, { outcome: 'aborted' });
-    else {
-      this.report(started, {
-        outcome: 'error',
-        errorCode: error instanceof AppError ? error.code : 'internal_error',
-      });
+  private failed(started: number, error: unknown, ticket: MeterTicket, counted?: TokenUsage): void {
+    if (error instanceof RequestAbortedError) {
+      this.report(started, { outcome: 'aborted' }, ticket, counted);
+    } else {
+      const errorCode = error instanceof AppError ? error.code : 'internal_error';
+      this.report(started, { outcome: 'error', errorCode }, ticket, counted);
     }
   }
 
   /** A whole answer: Anthropic's message object as it came, and the usage it reports. */
   async create(call: PassthroughCall): Promise<{ message: Json; usage: TokenUsage }> {
+    const ticket = await this.ticket(call);
     const started = performance.now();
     const limits = new CallLimits(call.signal, this.definition.timeoutMs, null);
     try {
@@ -249,11 +290,11 @@ export class AnthropicPassthrough {
       const counts = noCounts();
       takeCounts(counts, message.usage);
       const usage = usageOfCounts(counts);
-      this.report(started, { outcome: 'ok', usage });
+      this.report(started, { outcome: 'ok', usage }, ticket);
       return { message, usage };
     } catch (error) {
       const described = this.explain(limits, error, 'request');
-      this.failed(started, described);
+      this.failed(started, described, ticket);
       throw described;
     } finally {
       limits.dispose();
@@ -266,6 +307,7 @@ export class AnthropicPassthrough {
    * thrown by the iterator (an UpstreamError: the caller ends the stream with an error event).
    */
   async openStream(call: PassthroughCall): Promise<AsyncGenerator<PassthroughEvent>> {
+    const ticket = await this.ticket(call);
     const started = performance.now();
     const limits = new CallLimits(
       call.signal,
@@ -283,16 +325,17 @@ export class AnthropicPassthrough {
     } catch (error) {
       const described = this.explain(limits, error, 'request');
       limits.dispose();
-      this.failed(started, described);
+      this.failed(started, described, ticket);
       throw described;
     }
-    return this.events(incoming, limits, started);
+    return this.events(incoming, limits, started, ticket);
   }
 
   private async *events(
     incoming: IncomingMessage,
     limits: CallLimits,
     started: number,
+    ticket: MeterTicket,
   ): AsyncGenerator<PassthroughEvent> {
     const counts = noCounts();
     let finished = false;
@@ -327,11 +370,12 @@ export class AnthropicPassthrough {
       for (const event of reader.end()) if (!finished) yield relay(event);
       if (!finished) throw new Error('The stream ended before message_stop.');
       reported = true;
-      this.report(started, { outcome: 'ok', usage: usageOfCounts(counts) });
+      this.report(started, { outcome: 'ok', usage: usageOfCounts(counts) }, ticket);
     } catch (error) {
       const described = this.explain(limits, error, 'stream');
       reported = true;
-      this.failed(started, described);
+      // What the stream reported before it failed is what it used.
+      this.failed(started, described, ticket, usageOfCounts(counts));
       throw described;
     } finally {
       // The consumer stopped before the end (after message_stop: the answer was whole), or the
@@ -340,6 +384,8 @@ export class AnthropicPassthrough {
         this.report(
           started,
           finished ? { outcome: 'ok', usage: usageOfCounts(counts) } : { outcome: 'aborted' },
+          ticket,
+          usageOfCounts(counts),
         );
       }
       limits.dispose();

@@ -56,6 +56,30 @@ export interface AgentExecutionResponse {
   tokensUsed: number;
 }
 
+/** The route the usage ledger records an agent execution's model turns under. */
+export const agentRoute = 'POST /v1/agents/:agent_id/execute';
+
+/** Whose run it is beyond the account: its key, end user, route and execution. */
+export interface RunAttribution {
+  readonly apiKeyId: string | null;
+  readonly endUser: string | null;
+  readonly route: string;
+  readonly executionId: string | null;
+}
+
+/** The attribution of a recorded run's model turns. */
+export function runAttributionOf(
+  execution: Pick<Execution, 'id' | 'apiKeyId' | 'userId'>,
+  route: string,
+): RunAttribution {
+  return {
+    apiKeyId: execution.apiKeyId,
+    endUser: execution.userId,
+    route,
+    executionId: execution.id,
+  };
+}
+
 /** A run that failed, with what it had cost until then. */
 export class AgentRunError extends Error {
   constructor(
@@ -152,6 +176,8 @@ export class AgentExecutor {
       /** Where a tool-calling agent records its steps (memory when not given). */
       steps?: StepLog;
       depth?: number;
+      /** Whose run it is beyond the account, for the usage ledger (a nested run: the account's). */
+      attribution?: RunAttribution;
     },
   ): Promise<AgentRun> {
     const { callerAccountId, signal } = options;
@@ -159,7 +185,13 @@ export class AgentExecutor {
     const models = new AgentModels(
       this.options.models,
       options.model ?? agent.modelId,
-      callerAccountId,
+      {
+        accountId: callerAccountId,
+        apiKeyId: options.attribution?.apiKeyId ?? null,
+        endUser: options.attribution?.endUser ?? null,
+        route: options.attribution?.route ?? agentRoute,
+        executionId: options.attribution?.executionId ?? null,
+      },
       signal,
     );
     const started = this.now();
@@ -292,6 +324,7 @@ export class AgentExecutor {
         signal,
         model: request.model ?? null,
         steps: this.stepLog(execution.id, null, recorded),
+        attribution: runAttributionOf(execution, agentRoute),
       });
       await this.options.executions.finish(execution, {
         status: 'completed',

@@ -17,6 +17,7 @@ import {
   type StreamPart,
   type TokenUsage,
   type ToolCall,
+  type CallAttribution,
 } from '../../models/spec.js';
 import { checkToolResults, ToolCallCollector } from './tool-call-collector.js';
 import { contextFor, splitTurns } from './chat-context.js';
@@ -50,6 +51,24 @@ export interface ChatRequest {
   /** OpenAI's other parameters (tools, response_format, stop, …), passed to the model. */
   params?: ChatParams | undefined;
   signal: AbortSignal;
+  /**
+   * For the usage ledger: the route that asked (`POST /v1/chat/completions`, default `chat`), the
+   * end user the client named (default `userId`), the execution whose turn it is.
+   */
+  route?: string | undefined;
+  endUser?: string | null | undefined;
+  executionId?: string | null | undefined;
+}
+
+/** Whose model call a chat request's is, for the usage ledger and budgets. */
+export function attributionOfChat(request: ChatRequest): CallAttribution {
+  return {
+    accountId: request.accountId,
+    apiKeyId: request.apiKeyId,
+    endUser: request.endUser ?? request.userId,
+    route: request.route ?? 'chat',
+    executionId: request.executionId ?? null,
+  };
 }
 
 export interface ChatOutcome {
@@ -137,6 +156,7 @@ export class ChatService {
           signal: request.signal,
           fairnessKey: request.accountId,
           params: request.params,
+          attribution: attributionOfChat(request),
         });
       },
       (candidate) => canServe(candidate, prepared.needs),
@@ -182,6 +202,7 @@ export class ChatService {
       signal: prepared.request.signal,
       fairnessKey: prepared.request.accountId,
       params: prepared.request.params,
+      attribution: attributionOfChat(prepared.request),
     });
   }
 

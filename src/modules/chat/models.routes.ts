@@ -6,6 +6,7 @@ import { access } from '../../auth/scopes.js';
 import { NotFoundError } from '../../errors/app-error.js';
 import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import type { App } from '../../http/types.js';
+import type { ModelPricing } from '../../config/config.js';
 import type { ModelRegistry, ModelStatus } from '../../models/model-registry.js';
 import { ModelListSchema, ModelNameParams, ModelSchema } from './models.schemas.js';
 
@@ -22,6 +23,23 @@ export function modelsPlugin(models: ModelCatalog): ModelsPlugin {
 }
 
 /** A catalog entry as both the spec and OpenAI read it. */
+const dollars = (micros: number | null) => (micros === null ? null : micros / 1_000_000);
+
+/** The catalog's prices in dollars; null when the model has none. */
+function pricingJson(pricing: ModelPricing | null) {
+  if (pricing === null) return null;
+  return {
+    input_per_mtok: dollars(pricing.inputPerMtok),
+    cached_input_per_mtok: dollars(pricing.cachedInputPerMtok),
+    cache_write_per_mtok: dollars(pricing.cacheWritePerMtok),
+    output_per_mtok: dollars(pricing.outputPerMtok),
+    reasoning_per_mtok: dollars(pricing.reasoningPerMtok),
+    per_audio_minute: dollars(pricing.perAudioMinute),
+    per_mchar: dollars(pricing.perMchar),
+    as_of: pricing.asOf,
+  };
+}
+
 function entryJson(status: ModelStatus, created: number, defaultModel: string | null) {
   const { definition } = status;
   // Transcription and speech models work on audio and text, not a token window: the defaults a
@@ -43,6 +61,7 @@ function entryJson(status: ModelStatus, created: number, defaultModel: string | 
     capabilities: [...definition.capabilities],
     input_cost_per_million: definition.routing.inputCostPerMillion,
     output_cost_per_million: definition.routing.outputCostPerMillion,
+    pricing: pricingJson(definition.pricing),
     quality: definition.routing.quality,
     typical_latency_ms: definition.routing.typicalLatencyMs,
     default: definition.name === defaultModel,

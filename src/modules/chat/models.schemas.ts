@@ -4,6 +4,21 @@ import Type from 'typebox';
 import { chatCapabilities, modelTypes } from '../../config/config.js';
 import { modelProviders } from '../../config/model-entry.js';
 
+const Rate = (description: string) =>
+  Type.Union([Type.Number(), Type.Null()], { description: `${description} (null: not set).` });
+
+/** A model's prices as the catalog shows them: US dollars, each rate to the sixth decimal. */
+const PricingSchema = Type.Object({
+  input_per_mtok: Rate('Per million input tokens'),
+  cached_input_per_mtok: Rate('Per million cached input tokens (default: the input rate)'),
+  cache_write_per_mtok: Rate('Per million tokens written to the cache (default: the input rate)'),
+  output_per_mtok: Rate('Per million output tokens'),
+  reasoning_per_mtok: Rate('Per million reasoning tokens (default: the output rate)'),
+  per_audio_minute: Rate('Per minute of transcribed audio'),
+  per_mchar: Rate('Per million characters spoken'),
+  as_of: Type.Union([Type.String(), Type.Null()], { description: 'When the prices were read.' }),
+});
+
 export const ModelSchema = Type.Object(
   {
     id: Type.String({ description: 'Catalog identifier; equal to `name`.' }),
@@ -51,6 +66,10 @@ export const ModelSchema = Type.Object(
     }),
     output_cost_per_million: Type.Union([Type.Number(), Type.Null()], {
       description: 'US dollars per million completion tokens (null: not configured).',
+    }),
+    pricing: Type.Union([PricingSchema, Type.Null()], {
+      description:
+        'What a call costs, in US dollars (docs/usage-and-budgets.md); null: no price is known, so its calls are recorded with an unknown cost.',
     }),
     quality: Type.Union([Type.Number(), Type.Null()], {
       description: 'Relative answer quality, 0–100, as configured (null: not configured).',

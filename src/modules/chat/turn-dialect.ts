@@ -36,6 +36,8 @@ export interface TurnCall {
 
 /** What a turn knows of its HTTP request, as plain values. */
 export interface TurnContext {
+  /** The route, as the usage ledger names it (`POST /v1/chat/completions`). */
+  readonly route: string;
   readonly requestId: string;
   readonly caller: Principal;
   readonly headers: Readonly<Record<string, unknown>>;

@@ -62,6 +62,7 @@ export class TurnHandler {
     reply: FastifyReply,
   ): Promise<void> {
     const context: TurnContext = {
+      route: `${request.method} ${request.routeOptions.url ?? request.url}`,
       requestId: request.id,
       caller: principalOf(request),
       headers: request.headers,
@@ -194,7 +195,15 @@ function chatRequestOf<Call extends TurnCall>(
     maxTokensParam: call.maxTokensParam,
     params: call.params,
     signal,
+    route: context.route,
+    endUser: endUserOf(call),
   };
+}
+
+/** The end user a client named: the platform's `user_id`, else OpenAI's `user` (Anthropic's `metadata.user_id`). */
+function endUserOf(call: TurnCall): string | null {
+  const user = (call.params as { user?: unknown } | undefined)?.user;
+  return call.userId ?? (typeof user === 'string' && user !== '' ? user : null);
 }
 
 function sendAnswer(reply: FastifyReply, answer: DialectAnswer): void {

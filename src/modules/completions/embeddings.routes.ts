@@ -4,7 +4,7 @@
 import { access } from '../../auth/scopes.js';
 import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import { clientGoneSignal } from '../../http/streaming.js';
-import type { App } from '../../http/types.js';
+import { principalOf, type App } from '../../http/types.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { embeddingInputs, embeddingsBody } from './embeddings-dialect.js';
 import { EmbeddingListSchema, EmbeddingRequestSchema } from './embeddings.schemas.js';
@@ -40,9 +40,16 @@ function embeddingRoutes(app: App, models: EmbeddingModels): void {
       async (request, reply) => {
         const body = request.body;
         const name = models.resolve('embedding', body.model);
+        const caller = principalOf(request);
+        const user = (body as { user?: unknown }).user;
         const result = await models
           .embeddingModel(name)
-          .embed(embeddingInputs(body.input), clientGoneSignal(reply));
+          .embed(embeddingInputs(body.input), clientGoneSignal(reply), {
+            accountId: caller.accountId,
+            apiKeyId: caller.keyId,
+            endUser: typeof user === 'string' && user !== '' ? user : null,
+            route: `POST ${path}`,
+          });
         return embeddingsBody(result, name, body.encoding_format);
       },
     );

@@ -4,7 +4,11 @@
 // stored without vectors and keyword search still finds it.
 import { AppError } from '../../errors/app-error.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
-import { RequestAbortedError, type EmbeddingModel } from '../../models/spec.js';
+import {
+  RequestAbortedError,
+  type CallAttribution,
+  type EmbeddingModel,
+} from '../../models/spec.js';
 import { vectorNorm } from '../../storage/dialects/knowledge-index.js';
 import type { TextChunk } from './chunker.js';
 import type { EmbeddingStatus, KnowledgeBase } from './knowledge-base.js';
@@ -98,7 +102,14 @@ export async function embedChunks(
   }
   try {
     const model = models.embeddingModel(name);
-    return fitting(knowledgeBase, await embedInBatches(model, title, chunks, signal));
+    // The knowledge base's own model calls, recorded under its account.
+    const attribution = {
+      accountId: knowledgeBase.accountId,
+      apiKeyId: null,
+      endUser: null,
+      route: 'knowledge',
+    };
+    return fitting(knowledgeBase, await embedInBatches(model, title, chunks, signal, attribution));
   } catch (error) {
     if (error instanceof RequestAbortedError || signal.aborted) throw new RequestAbortedError();
     logger.warn(
@@ -125,6 +136,7 @@ async function embedInBatches(
   title: string,
   chunks: readonly TextChunk[],
   signal: AbortSignal,
+  attribution: CallAttribution,
 ): Promise<(Float32Array | null)[]> {
   const batches: TextChunk[][] = [];
   for (let start = 0; start < chunks.length; start += knowledgeLimits.embeddingBatchSize) {
@@ -142,6 +154,7 @@ async function embedInBatches(
         const result = await model.embed(
           batch.map((chunk) => embeddingInput(title, chunk)),
           signal,
+          attribution,
         );
         if (result.embeddings.length !== batch.length) {
           throw new Error(

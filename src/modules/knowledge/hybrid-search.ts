@@ -257,7 +257,16 @@ export class HybridSearch {
     const notices: string[] = [];
     let vector: Float32Array | null;
     try {
-      const result = await this.options.models.embeddingModel(model).embed([query], signal);
+      // The knowledge base's own model call, recorded under its account.
+      const attribution = {
+        accountId: knowledgeBases[0]?.accountId ?? '',
+        apiKeyId: null,
+        endUser: null,
+        route: 'knowledge',
+      };
+      const result = await this.options.models
+        .embeddingModel(model)
+        .embed([query], signal, attribution);
       vector = toVector(result.embeddings[0] ?? []);
     } catch (error) {
       if (error instanceof RequestAbortedError || signal.aborted) throw new RequestAbortedError();

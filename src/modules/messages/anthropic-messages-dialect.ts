@@ -16,7 +16,7 @@ import { passthroughAnswer } from './messages-passthrough.js';
 
 export interface MessagesDialectDependencies {
   /** The catalog: the definition of the model routing chose. */
-  readonly models: Pick<ModelRegistry, 'resolveChatModelName' | 'definitionOf'>;
+  readonly models: Pick<ModelRegistry, 'resolveChatModelName' | 'definitionOf' | 'chatModel'>;
   /** The pass-through client of a model of the `anthropic` provider; null for any other. */
   readonly passthroughOf: (definition: ModelDefinition) => AnthropicPassthrough | null;
 }
@@ -45,12 +45,21 @@ function upstreamOf(
   // A turn to store is the chat module's, whatever the model: it is translated.
   const client = call.persist ? null : passthroughOf(definition);
   if (client !== null) {
+    const user = (call.params as { user?: unknown } | undefined)?.user;
     const passed = {
       body: call.body,
       model: definition.name,
       maxTokens,
       headers: context.headers,
       requestId: context.requestId,
+      attribution: {
+        accountId: context.caller.accountId,
+        apiKeyId: context.caller.keyId,
+        endUser: typeof user === 'string' ? user : null,
+        route: context.route,
+      },
+      // Counted as /v1/messages/count_tokens counts, only when a budget asks.
+      countInput: () => models.chatModel(definition.name).countTokens(call.messages),
     };
     return { kind: 'direct', answer: passthroughAnswer(client, passed) };
   }

@@ -7,7 +7,7 @@ import type {
   AnthropicPassthrough,
   PassthroughEvent,
 } from '../../models/providers/anthropic-passthrough.js';
-import { RequestAbortedError, UpstreamError } from '../../models/spec.js';
+import { RequestAbortedError, UpstreamError, type CallAttribution } from '../../models/spec.js';
 import type { DirectAnswer } from '../chat/turn-dialect.js';
 import { anthropicErrorBody } from './anthropic-errors.js';
 import type { MessageEvent } from './anthropic-events.js';
@@ -85,6 +85,8 @@ export interface PassedThrough {
   readonly maxTokens: number;
   readonly headers: Readonly<Record<string, unknown>>;
   readonly requestId: string;
+  readonly attribution: CallAttribution;
+  readonly countInput: () => Promise<number>;
 }
 
 /** The turn answered by the model's pass-through client, whole or as Anthropic's events. */
@@ -100,6 +102,8 @@ export function passthroughAnswer(
     version,
     beta,
     signal,
+    attribution: passed.attribution,
+    countInput: passed.countInput,
   });
   return {
     async complete(signal) {

@@ -3,6 +3,7 @@
 // app.ts.
 import type { ModelDefinition, SecretSource } from '../../config/config.js';
 import type { ModelCallObserver } from '../../models/model-call-observer.js';
+import type { UsageMeter } from '../../models/metering.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { AnthropicPassthrough } from '../../models/providers/anthropic-passthrough.js';
 import { UpstreamError } from '../../models/spec.js';
@@ -18,6 +19,8 @@ export interface MessagesModuleDependencies {
   readonly secrets: SecretSource;
   /** Told of every passed-through call (the service's metrics), as the registry's models are. */
   readonly observer: ModelCallObserver;
+  /** Meters every passed-through call (the usage ledger, budgets), as the registry's models are. */
+  readonly meter: UsageMeter;
   /** The chat routes' body limit (images and PDFs as base64): `chat.body_limit_bytes`. */
   readonly bodyLimit: { readonly bytes: number; readonly setting: string };
 }
@@ -28,7 +31,7 @@ export interface MessagesModule {
 }
 
 export function createMessagesModule(dependencies: MessagesModuleDependencies): MessagesModule {
-  const { turns, models, secrets, observer, bodyLimit } = dependencies;
+  const { turns, models, secrets, observer, meter, bodyLimit } = dependencies;
   // One client per Anthropic model, built on its first pass-through (its key read then).
   const clients = new Map<string, AnthropicPassthrough>();
   const passthroughOf = (definition: ModelDefinition): AnthropicPassthrough | null => {
@@ -43,7 +46,7 @@ export function createMessagesModule(dependencies: MessagesModuleDependencies): 
     let client = clients.get(definition.name);
     if (client === undefined) {
       const apiKey = definition.apiKeyEnv === null ? undefined : secrets.get(definition.apiKeyEnv);
-      client = new AnthropicPassthrough(definition, apiKey, observer);
+      client = new AnthropicPassthrough(definition, apiKey, observer, meter);
       clients.set(definition.name, client);
     }
     return client;

@@ -180,6 +180,13 @@ export class StageRun {
             model: prepared.model ?? null,
             // A tool-calling agent's steps are the stage's: a paused stage goes on from them.
             steps: this.context.executor.stepLog(this.execution.id, this.recordId, recorded),
+            // The usage ledger records the stage's model turns under the pipeline's run.
+            attribution: {
+              apiKeyId: this.execution.apiKeyId,
+              endUser: this.execution.userId,
+              route: 'POST /v1/pipelines/:pipeline_id/execute',
+              executionId: this.execution.id,
+            },
           },
         );
         this.tokensUsed += run.tokensUsed;

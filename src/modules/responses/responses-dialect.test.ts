@@ -56,7 +56,7 @@ function contextOf({ account }: Fixture): TurnContext {
     tier: 'default',
     accountTier: null,
   };
-  return { requestId: 'req_1', caller, headers: {} };
+  return { route: 'POST /v1/responses', requestId: 'req_1', caller, headers: {} };
 }
 
 /** The turn a body asks for, continued from its chain as the turn handler does. */

@@ -176,7 +176,12 @@ async function queryEmbedding(
   const { router, request } = deliberation;
   if (router.embeddingModel === null || router.index.size === 0) return null;
   try {
-    const vector = await context.embed(router.embeddingModel, request.message, request.signal);
+    const vector = await context.embed(
+      router.embeddingModel,
+      request.message,
+      request.signal,
+      deliberation.caller.accountId,
+    );
     return { model: router.embeddingModel, vector };
   } catch (error) {
     deliberation.notices.push(

@@ -81,7 +81,9 @@ export class IntentClassifier {
     signal: AbortSignal,
   ): Promise<Classification> {
     const baseline = this.classify(text);
-    const models = new AgentModels(this.models, modelName, accountId, signal);
+    // The router's own model call, recorded by account (it is made before any run or turn).
+    const attribution = { accountId, apiKeyId: null, endUser: null, route: 'routing' };
+    const models = new AgentModels(this.models, modelName, attribution, signal);
     const categories = intentCategories
       .map((category) => `- ${category}: ${taxonomy[category].description}`)
       .join('\n');

@@ -92,10 +92,17 @@ export class RoutingContext {
   }
 
   /** The message's unit-length embedding by `model`; throws when the model gives none usable. */
-  async embed(model: string, text: string, signal: AbortSignal): Promise<Float32Array> {
+  async embed(
+    model: string,
+    text: string,
+    signal: AbortSignal,
+    accountId: string,
+  ): Promise<Float32Array> {
+    // The router's own model call, recorded by account (it is made before any run or turn).
+    const attribution = { accountId, apiKeyId: null, endUser: null, route: 'routing' };
     const result = await this.dependencies.models
       .embeddingModel(model)
-      .embed([text.slice(0, 8000)], signal);
+      .embed([text.slice(0, 8000)], signal, attribution);
     const vector = result.embeddings[0];
     if (vector === undefined || vector.some((value) => !Number.isFinite(value))) {
       throw new Error('the embedding model returned no usable vector');

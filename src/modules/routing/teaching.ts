@@ -35,10 +35,14 @@ async function exampleEmbedding(
   context: RoutingContext,
   model: string | null,
   input: TeachingInput,
+  accountId: string,
 ): Promise<{ embedding: Float32Array | null; notice: string | null }> {
   if (model === null) return { embedding: null, notice: null };
   try {
-    return { embedding: await context.embed(model, input.message, input.signal), notice: null };
+    return {
+      embedding: await context.embed(model, input.message, input.signal, accountId),
+      notice: null,
+    };
   } catch (error) {
     return {
       embedding: null,
@@ -60,7 +64,12 @@ export async function teach(
     context.chatModels(),
     'selected_route',
   );
-  const { embedding, notice } = await exampleEmbedding(context, router.embeddingModel, input);
+  const { embedding, notice } = await exampleEmbedding(
+    context,
+    router.embeddingModel,
+    input,
+    caller.accountId,
+  );
   const id = newId('rfb');
   const result = await context.dependencies.repository.addExample(
     caller.accountId,

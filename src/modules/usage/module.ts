@@ -1,7 +1,15 @@
-// The usage module, wired: its storage and service from the database it is lent, and its HTTP
-// plugin for app.ts to register.
+// The usage module, wired: the ledger every model call is recorded in (built early: the model
+// registry meters its calls with it), and the read side — its storage and service from the
+// database it is lent, and its HTTP plugin for app.ts to register.
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../../config/config.js';
+import type { UsageMeter } from '../../models/metering.js';
+import type { Storage } from '../../storage/database.js';
 import type { DialectAdapter } from '../../storage/dialects/dialect.js';
+import { LedgerMeter } from './ledger-meter.js';
+import { UsageLedger } from './usage-ledger.js';
+import { UsageRecordsRepository } from './usage-records.repository.js';
 import type { ApiKeysRepository } from '../accounts/api-keys.repository.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import { UsageService } from './usage-service.js';
@@ -30,4 +38,34 @@ export function createUsageModule(dependencies: UsageModuleDependencies): UsageM
     service,
     plugin: usagePlugin(service),
   };
+}
+
+export interface UsageLedgerDependencies {
+  readonly config: AppConfig['usage'];
+  readonly storage: Pick<Storage, 'db' | 'kind'>;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+export interface UsageLedgerModule {
+  readonly ledger: UsageLedger;
+  readonly records: UsageRecordsRepository;
+  /** Every model call's meter (the registry's, the pass-through's, the speech service's). */
+  readonly meter: UsageMeter;
+  /** Writes what is still buffered. */
+  close(): Promise<void>;
+}
+
+export function createUsageLedger(dependencies: UsageLedgerDependencies): UsageLedgerModule {
+  const { config, storage, logger, now } = dependencies;
+  const records = new UsageRecordsRepository(storage.db, storage.kind);
+  const ledger = new UsageLedger({
+    repository: records,
+    logger,
+    flushIntervalMs: config.flushIntervalMs,
+    retentionDays: config.retentionDays,
+    now,
+  });
+  const meter = new LedgerMeter({ ledger, now });
+  return { ledger, records, meter, close: () => ledger.close() };
 }

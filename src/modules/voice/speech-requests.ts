@@ -2,6 +2,7 @@
 // providers' display names, OpenAI's model and voice names that /v1/audio/* takes.
 import type { ModelDefinition } from '../../config/config.js';
 import type { InputFormat, OutputFormat } from '../../audio/audio-types.js';
+import type { CallAttribution } from '../../models/metering.js';
 import type { Transcription, Voice } from '../../models/speech/speech-models.js';
 
 /** The providers listing's keys and names, in the listing's order of preference. */
@@ -57,6 +58,8 @@ export interface TranscribeRequest {
   model: string | undefined;
   provider: string | undefined;
   signal: AbortSignal;
+  /** Whose call it is (the usage ledger, budgets); unmetered without one. */
+  attribution?: CallAttribution | undefined;
 }
 
 export interface TranscribeOutcome extends Transcription {
@@ -76,6 +79,8 @@ export interface SynthesizeRequest {
   /** The parameter a refused `speed` is named as. */
   speedParam?: string;
   signal: AbortSignal;
+  /** Whose call it is (the usage ledger, budgets); unmetered without one. */
+  attribution?: CallAttribution | undefined;
 }
 
 export interface SynthesizeOutcome {

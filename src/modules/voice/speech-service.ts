@@ -4,6 +4,7 @@
 import type { AppConfig, ModelDefinition } from '../../config/config.js';
 import { AppError, InvalidParameterError } from '../../errors/app-error.js';
 import type { ModelRegistry, ModelStatus } from '../../models/model-registry.js';
+import { noUsage, type CallAttribution } from '../../models/metering.js';
 import { mp3SampleRates, sniffFormat, type OutputFormat } from '../../audio/audio-types.js';
 import type { AudioPool } from '../../audio/audio-pool.js';
 import {
@@ -21,6 +22,7 @@ import {
   type TranscribeOutcome,
   type TranscribeRequest,
 } from './speech-requests.js';
+import { meteredCall } from './speech-metering.js';
 
 export {
   openAiModelNames,
@@ -187,7 +189,13 @@ export class SpeechService {
       );
     }
     const language = request.language === null ? null : normaliseLanguageTag(request.language);
-    const result = await this.transcribePcm(name, prepared, language, request.signal);
+    const result = await this.transcribePcm(
+      name,
+      prepared,
+      language,
+      request.signal,
+      request.attribution,
+    );
     return { ...result, durationSeconds: prepared.durationSeconds };
   }
 
@@ -197,13 +205,21 @@ export class SpeechService {
     audio: Pcm,
     language: string | null,
     signal: AbortSignal,
+    attribution?: CallAttribution,
   ): Promise<Transcription & { model: ModelDefinition }> {
     const definition = this.options.models.definitionOf(name);
     const model = this.options.models.model('transcription', name);
+    const audioMs = (audio.samples.length / audio.sampleRate) * 1000;
     // Silence is an empty transcription, not a question for the engine.
     const result = isSilent(audio.samples)
       ? { text: '', language, confidence: 1 }
-      : await model.transcribe({ audio, language, signal });
+      : await meteredCall(
+          this.options.models.usageMeter,
+          definition,
+          attribution,
+          { ...noUsage, audioMs },
+          () => model.transcribe({ audio, language, signal }),
+        );
     return {
       ...result,
       // An engine's score may be NaN (no words to average): the response says null instead.
@@ -243,13 +259,21 @@ export class SpeechService {
     if (speed !== 1) checkSpeed(name, model.speeds, speed, request.speedParam ?? 'speed');
     const language = request.language === null ? null : normaliseLanguageTag(request.language);
     const voice = await model.resolveVoice(request.voice, language);
-    const pcm = await model.synthesize({
-      text: request.text,
-      voice,
-      language,
-      ...(speed === 1 ? {} : { speed }),
-      signal: request.signal,
-    });
+    const characters = { ...noUsage, characters: request.text.length };
+    const pcm = await meteredCall(
+      this.options.models.usageMeter,
+      definition,
+      request.attribution,
+      characters,
+      () =>
+        model.synthesize({
+          text: request.text,
+          voice,
+          language,
+          ...(speed === 1 ? {} : { speed }),
+          signal: request.signal,
+        }),
+    );
     const sampleRate = request.sampleRate ?? pcm.sampleRate;
     const audio = await this.options.pool.render(
       {

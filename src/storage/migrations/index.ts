@@ -19,6 +19,7 @@ import { toolsExposure } from './015-tools-exposure.js';
 import { executionSteps } from './016-execution-steps.js';
 import { stepToolSchema } from './017-step-tool-schema.js';
 import { pendingDocuments } from './018-pending-documents.js';
+import { usageRecords } from './019-usage-records.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '016-execution-steps': executionSteps(types),
     '017-step-tool-schema': stepToolSchema(),
     '018-pending-documents': pendingDocuments(types),
+    '019-usage-records': usageRecords(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
