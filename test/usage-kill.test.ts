@@ -132,8 +132,8 @@ describe.each(allDialects)('the usage ledger across a kill -9 on $name', (dialec
           (lost > 0 ? `, all answered within ${earliestLostMs.toFixed(0)} ms of the kill` : ''),
       );
       // A call whose answer was on its way when the process died may be recorded without having
-    // been answered: at most one per client.
-    expect(recorded).toBeLessThanOrEqual(answered + clients.length);
+      // been answered: at most one per client.
+      expect(recorded).toBeLessThanOrEqual(answered + clients.length);
       expect(earliestLostMs).toBeLessThan(2000);
 
       // Nothing is written twice or left half-written: a new instance starts and counts the same.
