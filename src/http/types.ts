@@ -3,10 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
   FastifyInstance,
+  FastifyRequest,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
+import type { CallAttribution } from '../models/spec.js';
 import type { Principal } from '../modules/accounts/authenticator.js';
 import type { RouteAccess } from '../auth/scopes.js';
 import type { FeatureName } from '../modules/health/feature-catalog.js';
@@ -40,4 +42,21 @@ declare module 'fastify' {
 export function principalOf(request: { principal: Principal | null }): Principal {
   if (request.principal === null) throw new Error('route requires a key but has no principal');
   return request.principal;
+}
+
+/**
+ * Whose model calls a request's are (the usage ledger, budgets): its key's account and key, the
+ * end user it named, and its route as the ledger names it (`POST /v1/audio/speech`).
+ */
+export function attributionOf(
+  request: FastifyRequest & { principal: Principal | null },
+  endUser: string | null = null,
+): CallAttribution {
+  const principal = principalOf(request);
+  return {
+    accountId: principal.accountId,
+    apiKeyId: principal.keyId,
+    endUser,
+    route: `${request.method} ${request.routeOptions.url ?? request.url}`,
+  };
 }

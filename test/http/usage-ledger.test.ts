@@ -4,6 +4,7 @@
 // streamed call whose client did not ask for usage is counted all the same, and its client sees
 // no usage chunk; an agent's tool loop records one per model turn; a model without a price records
 // its cost as unknown.
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -12,6 +13,9 @@ import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
 import { allDialects } from '../support/dialects.js';
 import { startFakeVendor, type FakeVendor } from '../support/fake-vendors.js';
 import { bearer, createKey } from '../support/test-app.js';
+import { connect } from '../support/ws-client.js';
+
+const numbersWav = new URL('../fixtures/audio/numbers.wav', import.meta.url);
 
 interface LedgerRow {
   account_id: string;
@@ -77,6 +81,22 @@ describe.each(allDialects)('the usage ledger on $name', (dialect) => {
           context_length: 8191,
           pricing: { input_per_mtok: 0.02 },
         },
+        // This machine's speech engines, priced to see their use counted.
+        {
+          name: 'pocketsphinx-en-us',
+          provider: 'pocketsphinx',
+          model: 'en-us',
+          type: 'transcription',
+          languages: ['en-US'],
+          pricing: { per_audio_minute: 0.006 },
+        },
+        {
+          name: 'espeak-ng',
+          provider: 'espeak-ng',
+          type: 'speech',
+          default_voice: 'en-us',
+          pricing: { per_mchar: 15 },
+        },
         {
           name: 'claude-priced',
           provider: 'anthropic',
@@ -98,7 +118,14 @@ describe.each(allDialects)('the usage ledger on $name', (dialect) => {
     await harness.app.listen({ port: 0, host: '127.0.0.1' });
     baseUrl = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`;
     key = await createKey(harness.app, harness.adminKey, {
-      scopes: ['chat:write', 'models:read', 'agents:write', 'agents:read'],
+      scopes: [
+        'chat:write',
+        'models:read',
+        'agents:write',
+        'agents:read',
+        'voice:write',
+        'voice:read',
+      ],
     });
     openai = new OpenAI({ apiKey: key.key, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
     anthropic = new Anthropic({ apiKey: key.key, baseURL: baseUrl, maxRetries: 0 });
@@ -346,5 +373,60 @@ describe.each(allDialects)('the usage ledger on $name', (dialect) => {
       });
       expect(numbers(row).cost).toBe(reportedCost);
     }
+  });
+
+  it('records speech by its characters and transcription by the audio’s length, on OpenAI’s routes and /v1/speech', async () => {
+    const text = 'one two three four five';
+    const spoken = await added(() =>
+      openai.audio.speech.create({
+        model: 'espeak-ng',
+        voice: 'alloy',
+        input: text,
+        response_format: 'wav',
+      }),
+    );
+    expect(spoken).toHaveLength(1);
+    expect(spoken[0]).toMatchObject({ route: 'POST /v1/audio/speech', model: 'espeak-ng' });
+    expect(Number((spoken[0] as unknown as { characters: number }).characters)).toBe(text.length);
+    expect(numbers(spoken[0]!).cost).toBe(text.length * 15);
+
+    const heard = await added(() =>
+      openai.audio.transcriptions.create({
+        model: 'pocketsphinx-en-us',
+        file: new File([readFileSync(numbersWav)], 'numbers.wav', { type: 'audio/wav' }),
+      }),
+    );
+    expect(heard).toHaveLength(1);
+    const audioMs = Number((heard[0] as unknown as { audio_ms: number }).audio_ms);
+    expect(audioMs).toBeGreaterThan(1000);
+    expect(heard[0]).toMatchObject({ route: 'POST /v1/audio/transcriptions' });
+    expect(numbers(heard[0]!).cost).toBe(Math.round(audioMs * 0.1));
+
+    const synthesized = await added(() =>
+      harness.app.inject({
+        method: 'POST',
+        url: '/v1/speech/synthesize',
+        headers: bearer(key.key),
+        payload: { text: 'Hello there.', model: 'espeak-ng', format: 'wav' },
+      }),
+    );
+    expect(synthesized).toHaveLength(1);
+    expect(synthesized[0]).toMatchObject({ route: 'POST /v1/speech/synthesize' });
+  });
+
+  it('records a turn of a voice conversation over the WebSocket, under its user', async () => {
+    harness.upstream.enqueueFor('chat', reportedUsage);
+    const rows = await added(async () => {
+      const socket = await connect(`${baseUrl.replace('http', 'ws')}/v1/ws`, bearer(key.key));
+      socket.sendJson({ type: 'init', user_id: 'gus', model: 'priced-chat' });
+      await socket.next('ready');
+      socket.sendJson({ type: 'text', text: 'Hello over the socket.' });
+      await socket.next('turn_end');
+      socket.close();
+      await socket.closed;
+    });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ route: 'GET /v1/ws', end_user: 'gus', api_key_id: key.id });
+    expect(numbers(rows[0]!).cost).toBe(reportedCost);
   });
 });

@@ -50,6 +50,7 @@ describe("the pass-through's usage and failures", () => {
       promptTokens: 17,
       completionTokens: 3,
       cachedTokens: 5,
+      cacheWriteTokens: 2,
     });
     expect(
       usageOfCounts({ input: 10, output: 3, cacheRead: undefined, cacheCreation: undefined }),

@@ -2,7 +2,7 @@
 // synthesised in order and sent as an `audio_response` once the one before it was.
 import { SentenceStream } from '../../text/sentence-stream.js';
 import type { SpeechService } from './speech-service.js';
-import type { VoiceEvent, VoiceSettings } from './voice-events.js';
+import { voiceAttribution, type VoiceEvent, type VoiceSettings } from './voice-events.js';
 
 export interface AnswerSpeakerOptions {
   settings: VoiceSettings;
@@ -56,6 +56,7 @@ export class AnswerSpeaker {
           format: settings.audioFormat,
           sampleRate: undefined,
           signal,
+          attribution: voiceAttribution(settings),
         });
         if (signal.aborted || this.options.isClosed()) return;
         this.options.played(spoken.durationSeconds);

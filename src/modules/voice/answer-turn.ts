@@ -68,6 +68,7 @@ export class AnswerTurn {
         temperature: undefined,
         maxTokens: undefined,
         signal,
+        route: settings.route,
       });
     } catch (error) {
       this.host.release(this);

@@ -11,6 +11,7 @@ import { AppError, InvalidParameterError } from '../../errors/app-error.js';
 import { featurePlugin, type FeatureApp, type FeaturePlugin } from '../../http/feature-plugin.js';
 import { busboyLimits, readUpload, type UploadLimits } from '../../http/multipart-upload.js';
 import { clientGoneSignal } from '../../http/streaming.js';
+import { attributionOf } from '../../http/types.js';
 import {
   encodedSpeechFormats,
   renderTranscript,
@@ -123,6 +124,7 @@ async function transcriptionRoute(app: FeatureApp, speech: SpeechService): Promi
           model: speech.openAiModel('transcription', form.model),
           provider: undefined,
           signal: clientGoneSignal(reply),
+          attribution: attributionOf(request),
         }),
       );
       const rendered = renderTranscript(outcome, form.format, {
@@ -197,6 +199,7 @@ function speechRoute(app: FeatureApp, speech: SpeechService): void {
         ...(body.speed === undefined ? {} : { speed: body.speed }),
         speedParam: 'speed',
         signal: clientGoneSignal(reply),
+        attribution: attributionOf(request),
       });
       const audio = Buffer.from(
         outcome.audio.buffer,

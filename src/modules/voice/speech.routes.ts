@@ -13,6 +13,7 @@ import {
   SampleRateSchema,
 } from './speech.schemas.js';
 import { clientGoneSignal } from '../../http/streaming.js';
+import { attributionOf } from '../../http/types.js';
 import { featurePlugin, type FeatureApp, type FeaturePlugin } from '../../http/feature-plugin.js';
 import type { SpeechService } from './speech-service.js';
 
@@ -214,6 +215,7 @@ function transcribeRoutes(app: FeatureApp, speech: SpeechService): void {
         model: body.model,
         provider: body.provider,
         signal: clientGoneSignal(reply),
+        attribution: attributionOf(request),
       });
       return {
         text: outcome.text,
@@ -252,6 +254,7 @@ function synthesizeRoutes(app: FeatureApp, speech: SpeechService): void {
         format: body.format ?? 'mp3',
         sampleRate: body.sample_rate,
         signal: clientGoneSignal(reply),
+        attribution: attributionOf(request),
       });
       return {
         audio: Buffer.from(outcome.audio).toString('base64'),

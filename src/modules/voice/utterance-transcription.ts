@@ -6,7 +6,9 @@ import { vadSampleRate } from '../../audio/vad.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { TranscriptionStream } from '../../models/speech/speech-models.js';
 import type { SpeechService } from './speech-service.js';
-import type { VoiceSettings } from './voice-events.js';
+import { noUsage } from '../../models/metering.js';
+import { meteredCall } from './speech-metering.js';
+import { voiceAttribution, type VoiceSettings } from './voice-events.js';
 
 /** One utterance, from the onset of speech to its end. */
 export interface Utterance {
@@ -92,11 +94,21 @@ export async function transcribeUtterance(
   transcriber: Transcriber,
   utterance: Utterance,
 ): Promise<Transcript> {
-  if (utterance.stream !== null) {
-    const { text, confidence, language } = await utterance.stream.finish();
+  const { settings, speech, models } = transcriber;
+  const stream = utterance.stream;
+  if (stream !== null) {
+    // Decoded while it arrived: metered, as a whole recording is, by the audio's length.
+    const name = speech.resolveTranscriptionModel(settings.sttModel, undefined);
+    const audioMs = (utterance.samples / vadSampleRate) * 1000;
+    const { text, confidence, language } = await meteredCall(
+      models.usageMeter,
+      models.definitionOf(name),
+      voiceAttribution(settings),
+      { ...noUsage, audioMs },
+      () => stream.finish(),
+    );
     return { text, confidence, language };
   }
-  const { settings, speech, models } = transcriber;
   const samples = new Int16Array(utterance.samples);
   let offset = 0;
   for (const chunk of utterance.chunks) {
@@ -110,6 +122,7 @@ export async function transcribeUtterance(
     { samples: await toRate(samples, model.sampleRate), sampleRate: model.sampleRate },
     settings.language,
     AbortSignal.timeout(60_000),
+    voiceAttribution(settings),
   );
   return { text, confidence, language };
 }
@@ -131,5 +144,6 @@ export function transcribeWhole(
     model: settings.sttModel,
     provider: undefined,
     signal: AbortSignal.timeout(60_000),
+    attribution: voiceAttribution(settings),
   });
 }

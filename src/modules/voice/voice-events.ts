@@ -6,6 +6,7 @@ import type { ChatService } from '../chat/chat-service.js';
 import type { AppConfig } from '../../config/config.js';
 import type { AppError } from '../../errors/app-error.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
+import type { CallAttribution } from '../../models/spec.js';
 import type { SpeechService } from './speech-service.js';
 
 /** What the conversation tells its client; the real-time layer serialises these as they are. */
@@ -63,6 +64,18 @@ export interface VoiceSettings {
   /** Rate of the PCM the client streams. */
   sampleRate: number;
   audioFormat: OutputFormat;
+  /** The socket's route, as the usage ledger records its model calls under. */
+  route: string;
+}
+
+/** Whose model calls a conversation's are: the socket's key and account, its user. */
+export function voiceAttribution(settings: VoiceSettings): CallAttribution {
+  return {
+    accountId: settings.accountId,
+    apiKeyId: settings.apiKeyId,
+    endUser: settings.userId,
+    route: settings.route,
+  };
 }
 
 export interface VoiceConversationOptions {

@@ -121,6 +121,7 @@ class GeneralChannel {
       language: voice.language_code ?? null,
       sampleRate: 16000,
       audioFormat: voice.audio_format ?? 'mp3',
+      route: 'GET /v1/ws',
     };
     this.conversation = this.sockets.converse(
       settings,

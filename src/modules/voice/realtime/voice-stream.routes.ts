@@ -38,6 +38,7 @@ function settingsOf(session: VoiceSession): VoiceSettings {
     language: session.languageCode,
     sampleRate: session.sampleRate,
     audioFormat: session.audioFormat,
+    route: 'GET /v1/voice/stream/:session_id',
   };
 }
 
