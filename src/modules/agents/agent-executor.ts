@@ -20,7 +20,7 @@ import {
   type StepLog,
   type TextWork,
 } from './agent-type.js';
-import type { Execution } from '../executions/execution.js';
+import { workStart, type Execution } from '../executions/execution.js';
 import { executionStepLog, memoryStepLog } from './step-log.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from '../../validation/schema-validator.js';
@@ -318,6 +318,7 @@ export class AgentExecutor {
     onStop: 'fail' | 'handover' = 'fail',
   ): Promise<AgentExecutionResponse> {
     const earlierTokens = recorded.reduce((sum, step) => sum + step.tokensUsed, 0);
+    const started = workStart(execution, this.now());
     try {
       const run = await this.run(agent, request, parameters, {
         callerAccountId: execution.accountId,
@@ -331,7 +332,7 @@ export class AgentExecutor {
         output: run.result,
         error: null,
         tokensUsed: earlierTokens + run.tokensUsed,
-        executionTimeMs: this.now() - Date.parse(execution.createdAt),
+        executionTimeMs: this.now() - started,
       });
       return {
         success: true,
@@ -344,7 +345,12 @@ export class AgentExecutor {
       };
     } catch (error) {
       if (error instanceof AwaitingApproval) {
-        await this.options.executions.pause(execution.id, { kind: 'agent' }, null);
+        await this.options.executions.pause(
+          execution.id,
+          { kind: 'agent' },
+          null,
+          this.now() - started,
+        );
         this.options.onPaused?.(execution.id, execution.accountId);
         return {
           success: false,
@@ -352,7 +358,7 @@ export class AgentExecutor {
           executionId: execution.id,
           result: null,
           error: null,
-          executionTimeMs: this.now() - Date.parse(execution.createdAt),
+          executionTimeMs: this.now() - started,
           tokensUsed: earlierTokens + error.tokensUsed,
         };
       }
@@ -364,7 +370,7 @@ export class AgentExecutor {
         output: null,
         error: error.error,
         tokensUsed: earlierTokens + error.tokensUsed,
-        executionTimeMs: this.now() - Date.parse(execution.createdAt),
+        executionTimeMs: this.now() - started,
       });
       if (error.aborted) throw new RequestAbortedError();
       return {

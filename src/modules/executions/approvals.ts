@@ -133,7 +133,8 @@ export class ApprovalService {
       output: null,
       error,
       tokensUsed: steps.reduce((sum, step: StepRecord) => sum + step.tokensUsed, 0),
-      executionTimeMs: this.now() - Date.parse(execution.createdAt),
+      // The time it worked until it paused: the wait for a decision is not counted.
+      executionTimeMs: execution.executionTimeMs ?? this.now() - Date.parse(execution.createdAt),
     });
   }
 

@@ -179,14 +179,21 @@ export class ExecutionService {
 
   /**
    * Pauses a running run until a person decides on a call: `runPlan` is what any instance needs
-   * to continue it. Answers whether it was running.
+   * to continue it, `workedMs` the time it worked until now (its execution time goes on from there
+   * when it continues: the wait is not counted). Answers whether it was running.
    */
   async pause(
     executionId: string,
     runPlan: Record<string, unknown>,
     stageRecordId: string | null,
+    workedMs: number,
   ): Promise<boolean> {
-    const paused = await this.options.repository.pause(executionId, runPlan, stageRecordId);
+    const paused = await this.options.repository.pause(
+      executionId,
+      runPlan,
+      stageRecordId,
+      workedMs,
+    );
     this.options.feed.changed(executionId);
     return paused;
   }

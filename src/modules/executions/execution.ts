@@ -106,6 +106,20 @@ export type StepStatus =
   | 'rejected';
 
 /** The statuses of a call that waits for a person's decision. */
+/**
+ * Where a run's execution time counts from in this sitting: its creation, or — for a run that
+ * was paused for a person's decision and goes on now — as far back from `now` as it had worked,
+ * so that the wait is not counted.
+ */
+export function workStart(
+  execution: Pick<Execution, 'createdAt' | 'executionTimeMs'>,
+  now: number,
+) {
+  return execution.executionTimeMs === null
+    ? Date.parse(execution.createdAt)
+    : now - execution.executionTimeMs;
+}
+
 export const awaitingDecision: readonly StepStatus[] = ['waiting_for_approval', 'interrupted'];
 
 /** A person's answer to a call that needed approval. */

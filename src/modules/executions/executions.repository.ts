@@ -185,17 +185,23 @@ export class ExecutionsRepository {
 
   /**
    * Pauses a running run for approval, keeping `runPlan` (so that any instance can continue it
-   * once approved); a stage waiting is marked so. Answers whether the run was running.
+   * once approved) and the time it has worked so far (a wait for a person is not counted); a stage
+   * waiting is marked so. Answers whether the run was running.
    */
   async pause(
     id: string,
     runPlan: Record<string, unknown>,
     stageRecordId: string | null,
+    workedMs: number,
   ): Promise<boolean> {
     return this.db.transaction().execute(async (transaction) => {
       const result = await transaction
         .updateTable('executions')
-        .set({ status: 'waiting_for_approval', run_plan: JSON.stringify(runPlan) })
+        .set({
+          status: 'waiting_for_approval',
+          run_plan: JSON.stringify(runPlan),
+          execution_time_ms: Math.max(0, Math.round(workedMs)),
+        })
         .where('id', '=', id)
         .where('status', '=', 'running')
         .executeTakeFirst();

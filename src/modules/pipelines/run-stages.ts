@@ -142,6 +142,7 @@ export async function runStages(context: RunContext, run: StagedRun): Promise<Pi
         run.execution.id,
         { pipelineId: run.pipelineId, stages: run.stages.map((stage) => stage.stage) },
         planned.id,
+        context.now() - run.started,
       );
       context.onPaused?.(run.execution.id, run.execution.accountId);
       return {
