@@ -115,6 +115,40 @@ describe('the architecture', () => {
     expect(upward).toEqual([]);
   });
 
+  it('has no import circle between files, type-only imports and re-exports included', () => {
+    const reexportPattern = /^export\s+(?:type\s+)?\{[\s\S]*?\}\s+from\s+'(\.[^']+)';/gm;
+    const edges = new Map<string, string[]>();
+    for (const line of imports) {
+      if (!line.target.endsWith('.ts')) continue;
+      edges.set(line.from, [...(edges.get(line.from) ?? []), line.target]);
+    }
+    for (const file of files) {
+      const from = path.relative(sourceRoot, file);
+      for (const match of readFileSync(file, 'utf8').matchAll(reexportPattern)) {
+        const target = path
+          .relative(sourceRoot, path.resolve(path.dirname(file), match[1]!))
+          .replace(/\.js$/, '.ts');
+        edges.set(from, [...(edges.get(from) ?? []), target]);
+      }
+    }
+    // Depth-first, marking each file on the current path: an edge back to one is a circle.
+    const state = new Map<string, 'open' | 'done'>();
+    const circles: string[] = [];
+    const visit = (file: string, trail: string[]) => {
+      state.set(file, 'open');
+      for (const target of edges.get(file) ?? []) {
+        if (state.get(target) === 'open') {
+          circles.push([...trail.slice(trail.indexOf(target)), file, target].join(' → '));
+        } else if (!state.has(target)) {
+          visit(target, [...trail, file]);
+        }
+      }
+      state.set(file, 'done');
+    };
+    for (const file of edges.keys()) if (!state.has(file)) visit(file, []);
+    expect(circles).toEqual([]);
+  });
+
   it('keeps Fastify in the HTTP layer', () => {
     const outside = imports
       .filter((line) => isFastify(line.target))

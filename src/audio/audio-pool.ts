@@ -3,7 +3,6 @@
 import path from 'node:path';
 import type { Piscina } from 'piscina';
 import { AppError } from '../errors/app-error.js';
-import { UpstreamError } from '../models/spec.js';
 import { bundleDirectory, packageRoot } from '../runtime-paths.js';
 import type {
   PrepareTask,
@@ -88,11 +87,11 @@ export class AudioPool {
       })) as TaskResult<T>;
     } catch (error) {
       if (error instanceof Error && /queue is full/i.test(error.message)) {
-        throw new UpstreamError(
-          'model_unavailable',
-          'The audio workers are busy; retry in a moment.',
-          { retryAfterSeconds: 1, fallbackWorthy: false, cause: error },
-        );
+        // Not a model's failure (no fallback would help): the caller retries in a moment.
+        throw new AppError('model_unavailable', 'The audio workers are busy; retry in a moment.', {
+          headers: { 'retry-after': '1' },
+          cause: error,
+        });
       }
       throw error;
     }

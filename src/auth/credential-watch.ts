@@ -4,7 +4,17 @@
 // (written to the shared database) ends them within a second without a message bus; the instance
 // that revokes a key checks at once.
 import type { Logger } from 'pino';
-import type { KeyState } from '../modules/accounts/api-key.js';
+
+/** What open sockets re-check: whether the key that stands behind them still may be used. */
+export interface KeyState {
+  keyId: string;
+  tier: string;
+  /** The tier of the key's account's rate-limit ceiling (null: none, the owner's account). */
+  accountTier: string | null;
+  revoked: boolean;
+  /** Epoch ms, or null. */
+  expiresAtMs: number | null;
+}
 
 /** Why a watched answer must end, with the contract's code for it. */
 export interface CredentialEnd {

@@ -3,7 +3,7 @@ import type http from 'node:http';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { acceptedMediaTypes, parseContentType, type ContentType } from './body-decoding.js';
-import type { SafeFetchOptions } from './safe-fetch.js';
+import type { SafeFetchOptions } from './fetch-options.js';
 import { shown, WebFetchError } from './web-fetch-error.js';
 
 export function decompressor(response: http.IncomingMessage, url: URL): Transform | null {

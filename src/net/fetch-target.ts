@@ -3,16 +3,10 @@
 import dns from 'node:dns';
 import { isIP } from 'node:net';
 import { isMetadataHostName, judgeAddress } from './address-policy.js';
-import type { SafeFetchOptions } from './safe-fetch.js';
+import type { ResolvedAddress, Resolver, SafeFetchOptions } from './fetch-options.js';
 import { shown, WebFetchError } from './web-fetch-error.js';
 
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
-
-/** Host-name resolution: every address the name has. */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+export type { ResolvedAddress, Resolver } from './fetch-options.js';
 
 export const systemResolver: Resolver = async (hostname) => {
   const answers = await dns.promises.lookup(hostname, { all: true });

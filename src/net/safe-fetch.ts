@@ -5,40 +5,22 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import type { AppConfig } from '../config/config.js';
 import { TargetAllowList } from './address-policy.js';
 import { acceptHeader, decodeBody, parseContentType } from './body-decoding.js';
 import { checkContentType, readBody } from './fetch-body.js';
+import type { SafeFetchOptions, WebFetchSettings } from './fetch-options.js';
 import {
   bareHost,
   checkTarget,
   effectivePort,
   parseTarget,
   type ResolvedAddress,
-  type Resolver,
 } from './fetch-target.js';
 import { shown, unreachableReason, WebFetchError } from './web-fetch-error.js';
 
 export { systemResolver, type ResolvedAddress, type Resolver } from './fetch-target.js';
+export type { SafeFetchOptions, WebFetchSettings } from './fetch-options.js';
 export { WebFetchError, type WebFetchErrorReason } from './web-fetch-error.js';
-
-export interface SafeFetchOptions {
-  allowList: TargetAllowList;
-  /** Deadline for the whole fetch: DNS, every redirect hop and the body. */
-  timeoutMs: number;
-  /** Body bytes kept, after content decoding (gzip, br, deflate). */
-  maxBytes: number;
-  maxRedirects: number;
-  userAgent: string;
-  /**
-   * What to do with a body larger than `maxBytes`: `truncate` (default) keeps the first `maxBytes`
-   * and sets `truncated` (the start of a page is what extraction needs); `refuse` throws `too_large`.
-   */
-  onTooLarge?: 'truncate' | 'refuse';
-  signal?: AbortSignal;
-  /** Defaults to the system resolver (`dns.promises.lookup(host, { all: true })`). */
-  resolve?: Resolver;
-}
 
 export interface SafeFetchResult {
   /** The URL that answered, after redirects. */
@@ -59,7 +41,7 @@ export interface SafeFetchResult {
 
 /** Options from `config.web`; parse once (a malformed allow-list entry throws AllowListEntryError). */
 export function safeFetchOptionsFromConfig(
-  web: AppConfig['web'],
+  web: WebFetchSettings,
 ): Omit<SafeFetchOptions, 'signal' | 'resolve' | 'onTooLarge'> {
   return {
     allowList: TargetAllowList.parse(web.allowedPrivateTargets),

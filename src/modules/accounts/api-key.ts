@@ -24,13 +24,5 @@ export interface CredentialRecord extends ApiKeyRecord {
   accountTier: string | null;
 }
 
-/** What open sockets re-check: whether the key that stands behind them still may be used. */
-export interface KeyState {
-  keyId: string;
-  tier: string;
-  /** The tier of the key's account's rate-limit ceiling (null: none, the owner's account). */
-  accountTier: string | null;
-  revoked: boolean;
-  /** Epoch ms, or null. */
-  expiresAtMs: number | null;
-}
+/** What open sockets re-check (the credential watch's question of a key). */
+export type { KeyState } from '../../auth/credential-watch.js';

@@ -20,7 +20,7 @@ import {
   type StepLog,
   type TextWork,
 } from './agent-type.js';
-import { workStart, type Execution } from '../executions/execution.js';
+import type { Execution } from '../executions/execution.js';
 import { executionStepLog, memoryStepLog } from './step-log.js';
 import type { AgentService } from './agent-service.js';
 import { requireSchema } from '../../validation/schema-validator.js';
@@ -318,7 +318,7 @@ export class AgentExecutor {
     onStop: 'fail' | 'handover' = 'fail',
   ): Promise<AgentExecutionResponse> {
     const earlierTokens = recorded.reduce((sum, step) => sum + step.tokensUsed, 0);
-    const started = workStart(execution, this.now());
+    const started = this.options.executions.workStart(execution, this.now());
     try {
       const run = await this.run(agent, request, parameters, {
         callerAccountId: execution.accountId,
@@ -345,12 +345,8 @@ export class AgentExecutor {
       };
     } catch (error) {
       if (error instanceof AwaitingApproval) {
-        await this.options.executions.pause(
-          execution.id,
-          { kind: 'agent' },
-          null,
-          this.now() - started,
-        );
+        const worked = this.now() - started;
+        await this.options.executions.pause(execution.id, { kind: 'agent' }, null, worked);
         this.options.onPaused?.(execution.id, execution.accountId);
         return {
           success: false,

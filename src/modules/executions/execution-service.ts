@@ -10,6 +10,7 @@ import {
   awaitingDecision,
   executionError,
   stepRecordOf,
+  workStart,
   type Execution,
   type ExecutionDetail,
   type ExecutionEvent,
@@ -196,6 +197,14 @@ export class ExecutionService {
     );
     this.options.feed.changed(executionId);
     return paused;
+  }
+
+  /**
+   * Where a run's execution time counts from in this sitting (`now` being its start): its
+   * creation, or for a run that paused for a decision, as far back as it had worked.
+   */
+  workStart(execution: Pick<Execution, 'createdAt' | 'executionTimeMs'>, now: number): number {
+    return workStart(execution, now);
   }
 
   /** Sets a paused run running again, on this instance; answers whether it was paused. */

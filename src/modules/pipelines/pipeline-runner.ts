@@ -10,7 +10,7 @@ import type { AgentService } from '../agents/agent-service.js';
 import { InvalidParameterError, NotFoundError } from '../../errors/app-error.js';
 import type { ExecutionService } from '../executions/execution-service.js';
 import { executionError } from '../../errors/execution-error.js';
-import { workStart, type Execution } from '../executions/execution.js';
+import type { Execution } from '../executions/execution.js';
 import type { JobQueue, JobResult, RunJob } from '../../jobs/job-queue.js';
 import type { PipelineService } from './pipeline-service.js';
 import { assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
@@ -203,7 +203,7 @@ export class PipelineRunner {
         })),
         signal,
         stopReason: 'handover',
-        started: workStart(execution, this.context.now()),
+        started: this.options.executions.workStart(execution, this.context.now()),
       });
       return 'done';
     } catch (error) {

@@ -15,6 +15,7 @@ import {
   articleParagraphs,
   chromeMarkers,
 } from '../../../../test/support/web-pages.js';
+import type { AppConfig } from '../../../config/config.js';
 import { AllowListEntryError, TargetAllowList } from '../../../net/address-policy.js';
 import { extractPage } from './extract-page.js';
 import { readPage } from './read-page.js';
@@ -410,7 +411,7 @@ describe('the allow-list', () => {
   });
 
   it('takes its options from config.web', () => {
-    const fromConfig = safeFetchOptionsFromConfig({
+    const web: AppConfig['web'] = {
       searxngUrl: null,
       braveBaseUrl: 'https://api.search.brave.com',
       braveApiKeyEnv: 'BRAVE_API_KEY',
@@ -421,7 +422,8 @@ describe('the allow-list', () => {
       maxPageBytes: 5678,
       maxRedirects: 2,
       userAgent: 'ua/1',
-    });
+    };
+    const fromConfig = safeFetchOptionsFromConfig(web);
     expect(fromConfig).toMatchObject({
       timeoutMs: 1234,
       maxBytes: 5678,

@@ -19,7 +19,7 @@ import {
   type GeneralMessages,
   type InitMessage,
 } from './protocol.schemas.js';
-import type { Peer, RealtimeSockets } from './realtime.routes.js';
+import type { Peer, RealtimeSockets } from './sockets.routes.js';
 
 /** One socket of the general channel: its conversation (once `init` came) and pending audio. */
 class GeneralChannel {

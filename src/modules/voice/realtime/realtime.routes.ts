@@ -4,75 +4,20 @@
 // closed when the server stops), and the voice conversation a connection relays.
 import websocket from '@fastify/websocket';
 import type { FastifyRequest } from 'fastify';
-import type { CredentialWatch } from '../../../auth/credential-watch.js';
-import type { ChatService } from '../../chat/chat-service.js';
-import type { AppConfig } from '../../../config/config.js';
 import {
   featurePlugin,
   type FeatureApp,
   type FeaturePlugin,
 } from '../../../http/feature-plugin.js';
-import type { ModelRegistry } from '../../../models/model-registry.js';
-import type { ConversationService } from '../../conversations/conversation-service.js';
-import type { PlatformMetrics } from '../../metrics/metrics.js';
-import type { SpeechService } from '../speech-service.js';
-import { VoiceConversation, type VoiceSettings } from '../voice-conversation.js';
-import type { VoiceSessionService } from '../voice-session-service.js';
+import { VoiceConversation } from '../voice-conversation.js';
 import { closeCodes } from './close-codes.js';
-import {
-  Connection,
-  ConnectionSlots,
-  tooManyConnections,
-  type ConnectionOptions,
-  type TurnLimit,
-} from './connection.js';
+import { Connection, ConnectionSlots, tooManyConnections } from './connection.js';
 import { generalChannelRoute } from './general-channel.routes.js';
 import { voiceStreamRoute } from './voice-stream.routes.js';
 
-export interface RealtimeDependencies {
-  readonly config: Pick<AppConfig, 'speech' | 'features'>;
-  readonly voiceSessions: VoiceSessionService;
-  readonly speech: SpeechService;
-  readonly chat: ChatService;
-  readonly models: ModelRegistry;
-  readonly conversations: ConversationService;
-  /** Ends the sockets whose key was revoked or expired, or whose voice session ended. */
-  readonly credentialWatch: CredentialWatch;
-  readonly metrics: Pick<PlatformMetrics, 'webSocketOpened'>;
-  /** Counts each user turn against the key's rate limit. */
-  readonly limitTurn: TurnLimit;
-}
+import type { RealtimeDependencies, RealtimeSockets } from './sockets.routes.js';
 
-/** What the socket of a connection is, and whose. */
-export type Peer = Pick<
-  ConnectionOptions,
-  'socket' | 'keyId' | 'tier' | 'accountId' | 'accountTier' | 'sessionExpiresAtMs' | 'logger'
->;
-
-/** What both channels share: handed to each route. */
-export interface RealtimeSockets {
-  readonly dependencies: RealtimeDependencies;
-  readonly limits: AppConfig['speech']['realtime'];
-  /**
-   * Takes one of the key's connection slots before the upgrade (429 when none is left); it is
-   * given back when the connection closes, or when the socket does (a refused or failed upgrade).
-   */
-  takeSlot(request: FastifyRequest, keyId: string): () => void;
-  /** A connection counted in the metrics and kept open until it closes. */
-  openConnection(
-    request: FastifyRequest,
-    channel: 'voice' | 'realtime',
-    peer: Peer,
-    onClose: () => void,
-  ): Connection;
-  /** The voice conversation a connection relays: its turns counted there, its events sent there. */
-  converse(
-    settings: VoiceSettings,
-    connection: Connection,
-    logger: Peer['logger'],
-    onConversation: (conversationId: string) => void,
-  ): VoiceConversation;
-}
+export type { Peer, RealtimeDependencies, RealtimeSockets } from './sockets.routes.js';
 
 type WithSlot = FastifyRequest & { releaseSlot?: () => void };
 

@@ -13,7 +13,7 @@ import { closeCodes } from './close-codes.js';
 import type { Connection } from './connection.js';
 import { bytesOf, decodeBase64, pcmOf } from './frames.js';
 import { parseMessage, voiceStreamMessages } from './protocol.schemas.js';
-import type { RealtimeSockets } from './realtime.routes.js';
+import type { RealtimeSockets } from './sockets.routes.js';
 
 type RedeemedSession = Awaited<ReturnType<VoiceSessionService['redeem']>>;
 type WithSession = FastifyRequest & { voiceSession?: RedeemedSession };
