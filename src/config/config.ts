@@ -311,9 +311,10 @@ export interface AppConfig {
     readonly maxRedirects: number;
     readonly userAgent: string;
   };
-  /** The connections of agents' tools: MCP servers and OpenAPI-described APIs (`tools`). */
   /** The usage ledger and the budgets (`usage` in the config file). */
   readonly usage: {
+    /** Whether model calls are metered: recorded in the ledger and held to budgets. */
+    readonly enabled: boolean;
     /** Longest a usage record waits in memory before it is written (what a kill -9 may lose). */
     readonly flushIntervalMs: number;
     /** Days records are kept; null: forever. */
@@ -321,6 +322,7 @@ export interface AppConfig {
     /** A call under a budget goes on when the budgets' store cannot be reached. */
     readonly budgetsFailOpen: boolean;
   };
+  /** The connections of agents' tools: MCP servers and OpenAPI-described APIs (`tools`). */
   readonly tools: {
     /**
      * Hosts and address ranges (CIDR) tool connections may reach although they are loopback,

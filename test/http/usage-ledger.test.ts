@@ -430,3 +430,33 @@ describe.each(allDialects)('the usage ledger on $name', (dialect) => {
     expect(numbers(rows[0]!).cost).toBe(reportedCost);
   });
 });
+
+describe('the usage ledger switched off (usage.enabled: false)', () => {
+  it('writes no record, while an identical service with it on writes one', async () => {
+    const recorded: number[] = [];
+    for (const enabled of ['true', 'false']) {
+      const harness = await startChatHarness({
+        dialect: allDialects[0]!,
+        env: { USAGE_LEDGER: enabled },
+      });
+      try {
+        const answer = await harness.app.inject({
+          method: 'POST',
+          url: '/chat/completions',
+          headers: bearer(harness.adminKey),
+          payload: { messages: [{ role: 'user', content: 'Hello.' }] },
+        });
+        expect(answer.statusCode, answer.body).toBe(200);
+        await harness.services.usageLedger.ledger.flush();
+        const rows = await harness.services.storage.db
+          .selectFrom('usage_records')
+          .select('id')
+          .execute();
+        recorded.push(rows.length);
+      } finally {
+        await harness.close();
+      }
+    }
+    expect(recorded).toEqual([1, 0]);
+  });
+});

@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config.js';
-import type { UsageMeter } from '../../models/metering.js';
+import { unmetered, type UsageMeter } from '../../models/metering.js';
 import type { Storage } from '../../storage/database.js';
 import type { DialectAdapter } from '../../storage/dialects/dialect.js';
 import { LedgerMeter } from './ledger-meter.js';
@@ -66,6 +66,11 @@ export function createUsageLedger(dependencies: UsageLedgerDependencies): UsageL
     retentionDays: config.retentionDays,
     now,
   });
-  const meter = new LedgerMeter({ ledger, now });
+  if (!config.enabled) {
+    logger.warn(
+      'usage.enabled is false (USAGE_LEDGER=false): no usage record is written and no budget holds',
+    );
+  }
+  const meter = config.enabled ? new LedgerMeter({ ledger, now }) : unmetered;
   return { ledger, records, meter, close: () => ledger.close() };
 }
