@@ -19,7 +19,7 @@ export const maxTokens = 50;
 export function pricedModel(upstreamUrl: string, name = 'priced-chat') {
   return {
     name,
-    provider: 'openai-compatible',
+    provider: 'openai-compatible' as const,
     base_url: upstreamUrl,
     model: 'gpt-4o-mini',
     api_key_env: 'FAKE_UPSTREAM_KEY',

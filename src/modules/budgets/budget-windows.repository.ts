@@ -88,15 +88,30 @@ export class DatabaseBudgetStore implements BudgetStore {
     });
   }
 
+  /** Spend and reservations read in one statement: one snapshot, never a settlement half-seen. */
   async state(line: WindowLine, nowMs: number): Promise<WindowState> {
     const row = await this.db
       .selectFrom('budget_windows')
-      .select('spent_micros')
+      .select((eb) => [
+        'spent_micros',
+        eb
+          .selectFrom('budget_reservations')
+          .select((inner) => inner.fn.sum<number | string | null>('amount_micros').as('sum'))
+          .where('budget_id', '=', line.budgetId)
+          .where('window_name', '=', line.window)
+          .where('expires_at', '>', nowMs)
+          .as('reserved'),
+      ])
       .where('budget_id', '=', line.budgetId)
       .where('window_name', '=', line.window)
       .executeTakeFirst();
-    const spentMicros = row === undefined ? await line.seed() : numberOf(row.spent_micros);
-    return { spentMicros, reservedMicros: await reservedOn(this.db, line, nowMs) };
+    if (row === undefined) {
+      return {
+        spentMicros: await line.seed(),
+        reservedMicros: await reservedOn(this.db, line, nowMs),
+      };
+    }
+    return { spentMicros: numberOf(row.spent_micros), reservedMicros: numberOf(row.reserved) };
   }
 
   /** Makes each window's row the first time it is used, its spend seeded from the ledger. */
