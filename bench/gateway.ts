@@ -13,6 +13,12 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import {
+  measureSpendOverhead,
+  spendMarkdown,
+  spendTarget,
+  type SpendResult,
+} from './gateway-spend.js';
+import {
   clockTicks,
   cpuMs,
   freePort,
@@ -373,8 +379,10 @@ export async function runGatewayBenchmark(): Promise<void> {
       p99_ms: chatResult.p99,
       non_2xx: chatResult.non2xx + chatResult.errors,
     };
-    process.stdout.write(`${JSON.stringify(turns)}\n`);
-    report({ latency, firstToken, cpu, throughput, turns });
+    process.stdout.write(`${JSON.stringify(turns)}\nthe ledger and a key budget, against none…\n`);
+    const spend = await measureSpendOverhead(directory, upstreamUrl, adminKey);
+    process.stdout.write(`${JSON.stringify(spend)}\n`);
+    report({ latency, firstToken, cpu, throughput, turns, spend });
   } finally {
     agent.destroy();
     for (const server of servers.reverse()) await stopProcess(server);
@@ -411,6 +419,7 @@ function report(results: {
     platform_non_2xx: number;
   }>;
   turns: { turns_per_second: number; p50_ms: number; p99_ms: number; non_2xx: number };
+  spend: SpendResult;
 }): void {
   const { latency, firstToken, cpu } = results;
   const at50 = results.throughput.find((row) => row.concurrency === 50)!;
@@ -420,6 +429,8 @@ function report(results: {
     cpu_plain_within_0_45ms: cpu !== null && cpu.platform_plain_ms <= targets.cpuPlainMs,
     cpu_streamed_within_0_9ms: cpu !== null && cpu.platform_streamed_ms <= targets.cpuStreamedMs,
     streamed_ttft_added_within_0_7ms: firstToken.added_p50_ms <= targets.firstTokenAddedMs,
+    metering_within_10_percent:
+      results.spend.plain_ratio <= spendTarget && results.spend.streamed_ratio <= spendTarget,
     no_errors:
       results.throughput.every((row) => row.platform_non_2xx === 0) && results.turns.non_2xx === 0,
   };
@@ -518,6 +529,7 @@ ${cpuRows}
 ${results.turns.turns_per_second} turns stored per second at concurrency 10 (each a new conversation with
 the user's and the assistant's message, in SQLite), p50 ${results.turns.p50_ms} ms, p99 ${results.turns.p99_ms} ms.
 
+${spendMarkdown(results.spend)}
 ${passed ? 'All targets met.' : `Targets NOT all met: ${JSON.stringify(checks)}`}
 `;
   const file = writeResults('gateway', json, markdown);

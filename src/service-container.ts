@@ -46,6 +46,7 @@ import type { Storage } from './storage/database.js';
 import type { RoutingModule } from './modules/routing/module.js';
 import type { LayoutModule } from './modules/layout/module.js';
 import type { UsageLedgerModule, UsageModule } from './modules/usage/module.js';
+import type { BudgetsModule } from './modules/budgets/module.js';
 import type { HealthModule } from './modules/health/module.js';
 import type { RoutingService } from './modules/routing/routing-service.js';
 import type { KnowledgeModule } from './modules/knowledge/module.js';
@@ -89,6 +90,7 @@ export interface Services {
     readonly routing: RoutingModule;
     readonly layout: LayoutModule;
     readonly usage: UsageModule;
+    readonly budgets: BudgetsModule;
     readonly health: HealthModule;
     readonly conversations: ConversationsModule;
     readonly templates: TemplatesModule;
@@ -202,6 +204,7 @@ export function httpPlugins(
     modules.executions.plugin,
     modules.accounts.authPlugin,
     modules.usage.plugin,
+    modules.budgets.plugin,
     modules.mcp.plugin,
     dashboard,
     modules.voice.plugin,

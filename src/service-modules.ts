@@ -10,6 +10,7 @@ import type { NodeLlamaEngine } from './models/local/local-engine.js';
 import type { ModelRegistry } from './models/model-registry.js';
 import type { SpeechEngines } from './models/speech/speech-engines.js';
 import type { AccountsModule } from './modules/accounts/module.js';
+import type { BudgetsModule } from './modules/budgets/module.js';
 import { rateLimitExceeded } from './modules/accounts/rate-limiter.js';
 import { createAgentsModule } from './modules/agents/module.js';
 import { createChatModule, type ChatModule } from './modules/chat/module.js';
@@ -52,6 +53,8 @@ export interface Engines {
   localEngine: NodeLlamaEngine;
   speechEngines: SpeechEngines;
   metrics: MetricsModule;
+  /** The budgets every metered call reserves on, and their routes. */
+  budgets: BudgetsModule;
   models: ModelRegistry;
   /** Every model call's record, written in batches; its meter is the registry's. */
   usage: UsageLedgerModule;

@@ -10,6 +10,8 @@ import { ModelRegistry } from './models/model-registry.js';
 import { SpeechEngines } from './models/speech/speech-engines.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { createUsageLedger } from './modules/usage/module.js';
+import { createBudgetsModule } from './modules/budgets/module.js';
+import type { AccountsModule } from './modules/accounts/module.js';
 import { Closers } from './lifecycle/closers.js';
 import { servicesOf, type ServiceContainer, type ServiceOverrides } from './service-container.js';
 import {
@@ -79,11 +81,18 @@ async function wireServices(
       now,
     }),
   );
-  const engines = openEngines(wiring);
+  const engines = openEngines(wiring, accounts);
   const content = await contentModules(wiring, engines.models);
   const runs = await runModules(wiring, engines, content, accounts);
   const serving = servingModules(wiring, engines, { ...content, ...runs, accounts });
-  const modules = { accounts, metrics: engines.metrics, ...content, ...runs, ...serving };
+  const modules = {
+    accounts,
+    metrics: engines.metrics,
+    budgets: engines.budgets,
+    ...content,
+    ...runs,
+    ...serving,
+  };
   return {
     ...servicesOf(config, modules, { models: engines.models, text: content.text }),
     storage,
@@ -125,10 +134,11 @@ async function openStores(
 }
 
 /**
- * The local model engine, the speech engines, the metrics, the usage ledger, and the model
- * registry over them (every call it hands out metered by the ledger).
+ * The local model engine, the speech engines, the metrics, the budgets, the usage ledger, and the
+ * model registry over them (every call it hands out metered by the ledger, under the budgets).
  */
-function openEngines({ config, logger, closers, storage, now }: Wiring): Engines {
+function openEngines(wiring: Wiring, accounts: AccountsModule): Engines {
+  const { config, logger, closers, storage, redis, now } = wiring;
   const localEngine = closers.started(
     'local model engine',
     new NodeLlamaEngine({
@@ -140,9 +150,19 @@ function openEngines({ config, logger, closers, storage, now }: Wiring): Engines
   );
   const speechEngines = closers.started('speech engines', SpeechEngines.fromConfig(config));
   const metrics = createMetricsModule({ config });
+  const budgets = createBudgetsModule({
+    storage,
+    redis,
+    redisName: (name) => redisName(config, name),
+    failOpen: config.usage.budgetsFailOpen,
+    keys: accounts.keyLookup,
+    observer: metrics.metrics,
+    logger,
+    now,
+  });
   const usage = closers.started(
     'usage ledger',
-    createUsageLedger({ config: config.usage, storage, logger, now }),
+    createUsageLedger({ config: config.usage, storage, logger, now, budgets: budgets.gate }),
   );
   const models = new ModelRegistry(
     config,
@@ -152,7 +172,7 @@ function openEngines({ config, logger, closers, storage, now }: Wiring): Engines
     metrics.metrics,
     usage.meter,
   );
-  return { localEngine, speechEngines, metrics, models, usage };
+  return { localEngine, speechEngines, metrics, budgets, models, usage };
 }
 
 /** Background work that must not run in command-line tools: audio threads warming up, model pulls. */

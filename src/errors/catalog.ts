@@ -21,6 +21,8 @@ export const errorCatalog = {
   feature_disabled: { status: 403, type: 'permission_error' },
   csrf_failed: { status: 403, type: 'permission_error' },
   model_forbidden: { status: 403, type: 'permission_error' },
+  // A budget applies to the call, and the model has no price for what the call uses.
+  unpriced_model: { status: 403, type: 'permission_error' },
   not_found: { status: 404, type: 'not_found_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   conflict: { status: 409, type: 'conflict_error' },
@@ -30,12 +32,16 @@ export const errorCatalog = {
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   malformed_request: { status: 400, type: 'invalid_request_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  // A call that would take a budget on its path past its limit (OpenAI's type for spend limits).
+  budget_exceeded: { status: 429, type: 'insufficient_quota' },
   // Stored in executions only: the client closed the request before its run finished (nginx's 499).
   aborted: { status: 499, type: 'api_error' },
   internal_error: { status: 500, type: 'api_error' },
   upstream_error: { status: 502, type: 'upstream_error' },
   model_unavailable: { status: 503, type: 'upstream_error' },
   service_unavailable: { status: 503, type: 'api_error' },
+  // The budgets' store (Redis, or the database) cannot be reached and budgets do not fail open.
+  budgets_unavailable: { status: 503, type: 'api_error' },
   // Stored in executions only: the instance running it stopped (or is stopping) before it finished.
   interrupted: { status: 503, type: 'api_error' },
   // A tool-calling agent's run: stopped by a limit, a person's rejection, or an approval not given in time.

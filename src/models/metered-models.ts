@@ -121,7 +121,7 @@ function meteredStream(
         ]);
         return { ...noUsage, inputTokens, outputTokens };
       };
-      const end = (outcome: { status: 'error' | 'aborted'; errorCode: string | null }) => {
+      const end = (outcome: { status: 'ok' | 'error' | 'aborted'; errorCode: string | null }) => {
         if (ended || ticket === null) return;
         ended = true;
         const endTicket = ticket;
@@ -140,7 +140,9 @@ function meteredStream(
           }
           try {
             const step = await inner.next();
-            if (step.done !== true) {
+            // A stream that ends without its finish part: settled with what was counted of it.
+            if (step.done === true) end({ status: 'ok', errorCode: null });
+            else {
               const part = step.value;
               if (part.type === 'text') written += part.text;
               else if (part.type === 'tool-call') written += part.arguments;

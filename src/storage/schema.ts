@@ -7,6 +7,11 @@ import type {
   KnowledgeBasesTable,
   PendingDocumentsTable,
 } from './schema-knowledge.js';
+import type {
+  BudgetReservationsTable,
+  BudgetsTable,
+  BudgetWindowsTable,
+} from './schema-budgets.js';
 
 /** Booleans are written as 1/0 (accepted by both dialects) and read back as number or boolean. */
 export type BooleanColumn = ColumnType<number | boolean, number, number>;
@@ -371,4 +376,7 @@ export interface DatabaseSchema {
   voice_sessions: VoiceSessionsTable;
   responses: ResponsesTable;
   usage_records: UsageRecordsTable;
+  budgets: BudgetsTable;
+  budget_windows: BudgetWindowsTable;
+  budget_reservations: BudgetReservationsTable;
 }

@@ -51,13 +51,11 @@ export interface ChatRequest {
   /** OpenAI's other parameters (tools, response_format, stop, …), passed to the model. */
   params?: ChatParams | undefined;
   signal: AbortSignal;
-  /**
-   * For the usage ledger: the route that asked (`POST /v1/chat/completions`, default `chat`), the
-   * end user the client named (default `userId`), the execution whose turn it is.
-   */
+  /** The ledger's: route (default `chat`), end user (default `userId`), execution, budget `warn`. */
   route?: string | undefined;
   endUser?: string | null | undefined;
   executionId?: string | null | undefined;
+  warn?: CallAttribution['warn'];
 }
 
 /** Whose model call a chat request's is, for the usage ledger and budgets. */
@@ -68,6 +66,7 @@ export function attributionOfChat(request: ChatRequest): CallAttribution {
     endUser: request.endUser ?? request.userId,
     route: request.route ?? 'chat',
     executionId: request.executionId ?? null,
+    warn: request.warn,
   };
 }
 

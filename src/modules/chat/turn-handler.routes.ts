@@ -179,7 +179,7 @@ function clientError<Call extends TurnCall>(turn: Turn<Call>, error: unknown) {
 
 /** The chat service's request of a turn, with the model routing chose. */
 function chatRequestOf<Call extends TurnCall>(
-  { call, context, signal }: Turn<Call>,
+  { call, context, signal, reply }: Turn<Call>,
   routed: RoutedModel,
 ): ChatRequest {
   return {
@@ -197,6 +197,14 @@ function chatRequestOf<Call extends TurnCall>(
     signal,
     route: context.route,
     endUser: endUserOf(call),
+    warn: budgetWarning(reply),
+  };
+}
+
+/** A budget's soft limit crossed: said in X-Budget-Warning while the headers are still unsent. */
+function budgetWarning(reply: FastifyReply): (warning: string) => void {
+  return (warning) => {
+    if (!reply.sent && !reply.raw.headersSent) void reply.header('x-budget-warning', warning);
   };
 }
 

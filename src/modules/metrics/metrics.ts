@@ -170,6 +170,20 @@ export class PlatformMetrics implements ModelCallObserver {
     registers: [this.registry],
   });
 
+  private readonly budgetWarnings = new Counter({
+    name: 'platform_budget_soft_limit_warnings_total',
+    help: 'Model calls that took a budget past its soft limit (answered with X-Budget-Warning), by budget scope.',
+    labelNames: ['scope'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly budgetRefusals = new Counter({
+    name: 'platform_budget_refusals_total',
+    help: 'Model calls refused with 429 budget_exceeded before any upstream call, by budget scope.',
+    labelNames: ['scope'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     // process_*, nodejs_eventloop_lag_*, nodejs_heap_*, nodejs_gc_duration_seconds, …
     if (options.defaultMetrics !== false) {
@@ -256,5 +270,15 @@ export class PlatformMetrics implements ModelCallObserver {
       this.jobs.inc(labelSet({ queue, outcome }));
       this.jobDuration.observe(labelSet({ queue, outcome }), seconds);
     });
+  }
+
+  /** A model call took a budget of `scope` (account, key, user) past its soft limit. */
+  softLimitCrossed(scope: string): void {
+    record(() => this.budgetWarnings.inc(labelSet({ scope })));
+  }
+
+  /** A model call was refused by a budget of `scope`. */
+  budgetRefused(scope: string): void {
+    record(() => this.budgetRefusals.inc(labelSet({ scope })));
   }
 }

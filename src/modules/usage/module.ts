@@ -7,7 +7,7 @@ import type { AppConfig } from '../../config/config.js';
 import { unmetered, type UsageMeter } from '../../models/metering.js';
 import type { Storage } from '../../storage/database.js';
 import type { DialectAdapter } from '../../storage/dialects/dialect.js';
-import { LedgerMeter } from './ledger-meter.js';
+import { LedgerMeter, type BudgetGate } from './ledger-meter.js';
 import { UsageLedger } from './usage-ledger.js';
 import { UsageRecordsRepository } from './usage-records.repository.js';
 import type { ApiKeysRepository } from '../accounts/api-keys.repository.js';
@@ -45,6 +45,8 @@ export interface UsageLedgerDependencies {
   readonly storage: Pick<Storage, 'db' | 'kind'>;
   readonly logger: Logger;
   readonly now: () => number;
+  /** The budgets every call reserves on before it is made (the budgets module's gate). */
+  readonly budgets?: BudgetGate;
 }
 
 export interface UsageLedgerModule {
@@ -71,6 +73,12 @@ export function createUsageLedger(dependencies: UsageLedgerDependencies): UsageL
       'usage.enabled is false (USAGE_LEDGER=false): no usage record is written and no budget holds',
     );
   }
-  const meter = config.enabled ? new LedgerMeter({ ledger, now }) : unmetered;
+  const meter = config.enabled
+    ? new LedgerMeter({
+        ledger,
+        now,
+        ...(dependencies.budgets === undefined ? {} : { budgets: dependencies.budgets }),
+      })
+    : unmetered;
   return { ledger, records, meter, close: () => ledger.close() };
 }
