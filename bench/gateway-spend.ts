@@ -89,7 +89,8 @@ async function startPlatform(
   const base = `http://127.0.0.1:${port}`;
   const server = await startServer(
     process.execPath,
-    ['dist/main.js'],
+    // To profile the two: BENCH_SPEND_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+    [...(process.env.BENCH_SPEND_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/main.js'],
     {
       PORT: String(port),
       DATABASE_URL: `sqlite:${path.join(directory, `${name}.db`)}`,

@@ -41,6 +41,8 @@ export interface BudgetServiceOptions {
   readonly store: BudgetStore;
   readonly keys: Pick<ApiKeysRepository, 'findInAccount'>;
   readonly now: () => number;
+  /** Told after a budget is created, changed or deleted (the gate's cache reads paths again). */
+  readonly onChange?: () => void;
 }
 
 export class BudgetService {
@@ -64,6 +66,7 @@ export class BudgetService {
       updatedAt: at,
     };
     await this.options.budgets.insert(budget);
+    this.options.onChange?.();
     return this.viewOf(budget);
   }
 
@@ -101,11 +104,13 @@ export class BudgetService {
       updatedAt,
     });
     if (!updated) throw new NotFoundError('Budget', id);
+    this.options.onChange?.();
     return this.get(accountId, id);
   }
 
   async delete(accountId: string, id: string): Promise<void> {
     if (!(await this.options.budgets.delete(accountId, id))) throw new NotFoundError('Budget', id);
+    this.options.onChange?.();
   }
 
   private async find(accountId: string, id: string): Promise<Budget> {

@@ -1,4 +1,5 @@
-// The budgets module, wired: the budgets' store (Redis when REDIS_URL is set, else the database),
+// The budgets module, wired: the budgets' store (Redis when REDIS_URL is set, else PostgreSQL, else
+// this process's memory for SQLite's one instance),
 // the gate every model call's meter reserves through (built before the model registry, which the
 // usage ledger's meter is given to), and the HTTP plugin of /v1/budgets for app.ts to register.
 import type { Redis } from 'ioredis';
@@ -15,6 +16,8 @@ import { budgetsPlugin } from './budgets.routes.js';
 import { BudgetsRepository } from './budgets.repository.js';
 import { DatabaseBudgetStore } from './budget-windows.repository.js';
 import { RedisBudgetStore } from './redis-budget-store.js';
+import { MemoryBudgetStore } from './memory-budget-store.js';
+import { BudgetPathCache } from './budget-path-cache.js';
 
 export interface BudgetsModuleDependencies {
   readonly storage: { readonly db: Kysely<DatabaseSchema>; readonly kind: 'sqlite' | 'postgres' };
@@ -37,21 +40,29 @@ export interface BudgetsModule {
 }
 
 export function createBudgetsModule(dependencies: BudgetsModuleDependencies): BudgetsModule {
-  const { storage, redis, keys, logger, now } = dependencies;
+  const { storage, keys, logger, now } = dependencies;
+  const store = storeOf(dependencies);
   const budgets = new BudgetsRepository(storage.db);
-  const store: BudgetStore =
-    redis === null
-      ? new DatabaseBudgetStore(storage.db, storage.kind)
-      : new RedisBudgetStore(redis, dependencies.redisName);
+  const paths = new BudgetPathCache(budgets, now);
   const gate = new StoreBudgetGate({
-    budgets,
+    budgets: paths,
     store,
     failOpen: dependencies.failOpen,
     observer: dependencies.observer,
     logger,
     now,
   });
-  const service = new BudgetService({ budgets, store, keys, now });
+  const service = new BudgetService({ budgets, store, keys, now, onChange: () => paths.changed() });
   // The store's connections are the service's (the database, Redis): nothing of its own to close.
   return { gate, service, plugin: budgetsPlugin(service) };
+}
+
+/**
+ * Where the windows live: Redis when configured (every instance reserves there); else, on
+ * PostgreSQL (instances may share it), the database; else — SQLite, one instance — this process.
+ */
+function storeOf({ storage, redis, redisName }: BudgetsModuleDependencies): BudgetStore {
+  if (redis !== null) return new RedisBudgetStore(redis, redisName);
+  if (storage.kind === 'postgres') return new DatabaseBudgetStore(storage.db, storage.kind);
+  return new MemoryBudgetStore();
 }
