@@ -1,5 +1,6 @@
-// GET /v1/usage on every dialect: requests, tokens and latency from stored turns and executions,
-// per key, per model and per source, in time buckets; filters, bounds, and account isolation.
+// GET /v1/usage on every dialect: calls, tokens and model time from the usage ledger, per key, per
+// model and per source, in time buckets; the recent activity (runs named, with their models);
+// filters, bounds, and account isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
@@ -22,7 +23,16 @@ interface UsageJson {
   by_key: { key_id: string | null; name: string | null; totals: Figures }[];
   by_model: { model: string | null; totals: Figures }[];
   by_source: { source: string; totals: Figures }[];
-  recent_activity: { source: string; id: string; key_id: string | null }[];
+  recent_activity: {
+    source: string;
+    id: string;
+    key_id: string | null;
+    model: string | null;
+    models: string[];
+    agent_name: string | null;
+    calls: number;
+    total_tokens: number;
+  }[];
 }
 
 describe.each(allDialects)('usage on $name', (dialect) => {
@@ -88,10 +98,17 @@ describe.each(allDialects)('usage on $name', (dialect) => {
     const body = response.json<UsageJson>();
     const prompt = chatUsage.reduce((sum, item) => sum + item.prompt, 0);
     const completion = chatUsage.reduce((sum, item) => sum + item.completion, 0);
+    // Three chat calls and the agent run's one model call.
     expect(body.totals.requests).toBe(4);
-    expect(body.totals.prompt_tokens).toBe(prompt);
-    expect(body.totals.completion_tokens).toBe(completion);
-    expect(body.totals.total_tokens).toBeGreaterThan(prompt + completion); // plus the execution's
+    const chatGroup = body.by_source.find((group) => group.source === 'chat');
+    expect(chatGroup?.totals.prompt_tokens).toBe(prompt);
+    expect(chatGroup?.totals.completion_tokens).toBe(completion);
+    const agentGroup = body.by_source.find((group) => group.source === 'agent');
+    expect(agentGroup?.totals.total_tokens).toBeGreaterThan(0);
+    expect(body.totals.total_tokens).toBe(
+      body.totals.prompt_tokens + body.totals.completion_tokens,
+    );
+    expect(body.totals.prompt_tokens).toBe(prompt + agentGroup!.totals.prompt_tokens);
     expect(body.totals.average_latency_ms).not.toBeNull();
     expect(body.bucket).toBe('day');
     expect(body.buckets.length).toBeGreaterThanOrEqual(7);
@@ -111,8 +128,23 @@ describe.each(allDialects)('usage on $name', (dialect) => {
       body.by_source.map((group) => [group.source, group.totals.requests]),
     );
     expect(bySource).toEqual({ chat: 3, agent: 1 });
-    expect(body.recent_activity.map((item) => item.id)).toContain(executionId);
     expect(body.recent_activity).toHaveLength(4);
+    // The run shows once, named, with the model its call used and that call's tokens.
+    const run = body.recent_activity.find((item) => item.id === executionId);
+    expect(run).toMatchObject({
+      source: 'agent',
+      agent_name: 'writer',
+      model: 'fake-chat',
+      models: ['fake-chat'],
+      calls: 1,
+      total_tokens: agentGroup!.totals.total_tokens,
+    });
+    const calls = body.recent_activity.filter((item) => item.source === 'chat');
+    expect(calls.map((item) => item.model).sort()).toEqual([
+      'fake-backup',
+      'fake-chat',
+      'fake-chat',
+    ]);
   });
 
   it('filters by key and by model, and buckets by hour on request', async () => {
@@ -120,6 +152,14 @@ describe.each(allDialects)('usage on $name', (dialect) => {
     expect(byKey.totals.requests).toBe(1);
     const byModel = (await usage('?model=fake-backup')).json<UsageJson>();
     expect(byModel.totals.requests).toBe(1);
+    // The activity list obeys the filter too: the one call to fake-backup, no run.
+    expect(byModel.recent_activity.map((item) => item.model)).toEqual(['fake-backup']);
+    const agentModel = (await usage('?model=fake-chat')).json<UsageJson>();
+    expect(agentModel.recent_activity.map((item) => item.source).sort()).toEqual([
+      'agent',
+      'chat',
+      'chat',
+    ]);
     const to = new Date(Date.now() + 60_000).toISOString();
     const from = new Date(Date.now() - 3 * 3_600_000).toISOString();
     const hourly = (await usage(`?from=${from}&to=${to}`)).json<UsageJson>();

@@ -14,6 +14,8 @@ import type { ApiKeysRepository } from '../accounts/api-keys.repository.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import { UsageService } from './usage-service.js';
 import { UsageRepository } from './usage.repository.js';
+import { UsageActivityRepository } from './usage-activity.repository.js';
+import { UsageExportRepository } from './usage-export.repository.js';
 import { usagePlugin, type UsagePlugin } from './usage.routes.js';
 
 export interface UsageModuleDependencies {
@@ -22,6 +24,8 @@ export interface UsageModuleDependencies {
   readonly dialect: DialectAdapter['kind'];
   /** The keys' names and display forms for the by-key groups. */
   readonly keys: Pick<ApiKeysRepository, 'findInAccount'>;
+  /** Writes this instance's buffered records, so that a read sees the calls just answered. */
+  readonly flushLedger?: () => Promise<void>;
   readonly now: () => number;
 }
 
@@ -31,9 +35,16 @@ export interface UsageModule {
 }
 
 export function createUsageModule(dependencies: UsageModuleDependencies): UsageModule {
-  const { db, dialect, keys, now } = dependencies;
-  const service = new UsageService({ usage: new UsageRepository(db, dialect), keys, now });
-  // Usage reads what other areas stored; it holds no connection, thread or timer of its own.
+  const { db, dialect, keys, flushLedger, now } = dependencies;
+  const service = new UsageService({
+    usage: new UsageRepository(db, dialect),
+    activity: new UsageActivityRepository(db),
+    records: new UsageExportRepository(db),
+    keys,
+    flushLedger,
+    now,
+  });
+  // Usage reads the ledger the database holds; it holds no connection, thread or timer of its own.
   return {
     service,
     plugin: usagePlugin(service),

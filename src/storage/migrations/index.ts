@@ -20,6 +20,7 @@ import { executionSteps } from './016-execution-steps.js';
 import { stepToolSchema } from './017-step-tool-schema.js';
 import { pendingDocuments } from './018-pending-documents.js';
 import { usageRecords } from './019-usage-records.js';
+import { usageRecordsByExecution } from './021-usage-records-by-execution.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '017-step-tool-schema': stepToolSchema(),
     '018-pending-documents': pendingDocuments(types),
     '019-usage-records': usageRecords(types),
+    '021-usage-records-by-execution': usageRecordsByExecution(),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
