@@ -142,7 +142,7 @@ function openEngines({ config, logger, closers, storage, now }: Wiring): Engines
   const metrics = createMetricsModule({ config });
   const usage = closers.started(
     'usage ledger',
-    createUsageLedger({ config: config.usage, storage, logger, now }),
+    createUsageLedger({ config: config.usage, storage, logger, observer: metrics.metrics, now }),
   );
   const models = new ModelRegistry(
     config,

@@ -7,7 +7,7 @@ import type { AppConfig } from '../../config/config.js';
 import type { UsageMeter } from '../../models/metering.js';
 import type { Storage } from '../../storage/database.js';
 import type { DialectAdapter } from '../../storage/dialects/dialect.js';
-import { LedgerMeter } from './ledger-meter.js';
+import { LedgerMeter, type UsageObserver } from './ledger-meter.js';
 import { UsageLedger } from './usage-ledger.js';
 import { UsageRecordsRepository } from './usage-records.repository.js';
 import type { ApiKeysRepository } from '../accounts/api-keys.repository.js';
@@ -55,6 +55,8 @@ export interface UsageLedgerDependencies {
   readonly config: AppConfig['usage'];
   readonly storage: Pick<Storage, 'db' | 'kind'>;
   readonly logger: Logger;
+  /** Told of each record (the Prometheus counters of cost and tokens). */
+  readonly observer?: UsageObserver;
   readonly now: () => number;
 }
 
@@ -68,7 +70,7 @@ export interface UsageLedgerModule {
 }
 
 export function createUsageLedger(dependencies: UsageLedgerDependencies): UsageLedgerModule {
-  const { config, storage, logger, now } = dependencies;
+  const { config, storage, logger, observer, now } = dependencies;
   const records = new UsageRecordsRepository(storage.db, storage.kind);
   const ledger = new UsageLedger({
     repository: records,
@@ -77,6 +79,6 @@ export function createUsageLedger(dependencies: UsageLedgerDependencies): UsageL
     retentionDays: config.retentionDays,
     now,
   });
-  const meter = new LedgerMeter({ ledger, now });
+  const meter = new LedgerMeter({ ledger, now, ...(observer === undefined ? {} : { observer }) });
   return { ledger, records, meter, close: () => ledger.close() };
 }

@@ -95,7 +95,7 @@ export function usagePlugin(usage: UsageService): UsagePlugin {
     app.get(
       '/v1/usage',
       {
-        config: { access: access.scopes('admin') },
+        config: { access: access.scopes('usage:read') },
         schema: {
           operationId: 'getUsage',
           tags: ['Usage'],
