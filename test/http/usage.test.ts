@@ -32,6 +32,7 @@ interface UsageJson {
     agent_name: string | null;
     calls: number;
     total_tokens: number;
+    latency_ms: number | null;
   }[];
 }
 
@@ -139,6 +140,14 @@ describe.each(allDialects)('usage on $name', (dialect) => {
       calls: 1,
       total_tokens: agentGroup!.totals.total_tokens,
     });
+    // Its latency is its calls' model time, read from the ledger, not the run's wall time.
+    const ledger = await harness.services.storage.db
+      .selectFrom('usage_records')
+      .select('latency_ms')
+      .where('execution_id', '=', executionId)
+      .execute();
+    expect(ledger).toHaveLength(1);
+    expect(run?.latency_ms).toBe(Number(ledger[0]!.latency_ms));
     const calls = body.recent_activity.filter((item) => item.source === 'chat');
     expect(calls.map((item) => item.model).sort()).toEqual([
       'fake-backup',
