@@ -30,6 +30,7 @@ interface UsageJson {
     model: string | null;
     models: string[];
     agent_name: string | null;
+    pipeline_name: string | null;
     calls: number;
     total_tokens: number;
     latency_ms: number | null;
@@ -41,6 +42,7 @@ describe.each(allDialects)('usage on $name', (dialect) => {
   let second: { id: string; key: string };
   const chatUsage: { prompt: number; completion: number }[] = [];
   let executionId = '';
+  let writerId = '';
 
   beforeAll(async () => {
     harness = await startChatHarness({ dialect });
@@ -78,9 +80,10 @@ describe.each(allDialects)('usage on $name', (dialect) => {
         configuration: {},
       },
     });
+    writerId = agent.json<{ id: string }>().id;
     const run = await harness.app.inject({
       method: 'POST',
-      url: `/v1/agents/${agent.json<{ id: string }>().id}/execute`,
+      url: `/v1/agents/${writerId}/execute`,
       headers: bearer(harness.adminKey),
       payload: { query: 'write something' },
     });
@@ -205,5 +208,39 @@ describe.each(allDialects)('usage on $name', (dialect) => {
     expect(theirs.totals.requests).toBe(0);
     expect(theirs.by_key).toEqual([]);
     expect(theirs.recent_activity).toEqual([]);
+  });
+
+  it('names a pipeline run in the recent activity, with the models of its stages', async () => {
+    const created = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/pipelines',
+      headers: bearer(harness.adminKey),
+      payload: {
+        name: 'digest',
+        stages: [{ name: 'write', agent_id: writerId, input_mapping: { query: '$.input.text' } }],
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const run = await harness.app.inject({
+      method: 'POST',
+      url: `/v1/pipelines/${created.json<{ id: string }>().id}/execute`,
+      headers: bearer(harness.adminKey),
+      payload: { text: 'summarise this' },
+    });
+    expect(run.json<{ status: string }>().status, run.body).toBe('completed');
+    const body = (await usage()).json<UsageJson>();
+    const bySource = Object.fromEntries(
+      body.by_source.map((group) => [group.source, group.totals.requests]),
+    );
+    expect(bySource.pipeline).toBe(1);
+    const item = body.recent_activity.find(
+      (entry) => entry.id === run.json<{ execution_id: string }>().execution_id,
+    );
+    expect(item).toMatchObject({
+      source: 'pipeline',
+      pipeline_name: 'digest',
+      models: ['fake-chat'],
+      calls: 1,
+    });
   });
 });
