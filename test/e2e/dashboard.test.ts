@@ -557,6 +557,14 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
       'Budgets are not available on this server.',
     );
     await checkPage('usage');
+    // The records of the range as CSV, downloaded with the session.
+    const href = await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
+    expect(href).toMatch(/^\/v1\/usage\/export\?from=/);
+    const csv = await context.request.get(`${served.origin}${href}`);
+    expect(csv.status()).toBe(200);
+    const lines = (await csv.text()).split('\r\n').filter((line) => line !== '');
+    expect(lines[0]).toMatch(/^id,created_at,api_key_id,/);
+    expect(lines.length - 1).toBe(requests);
 
     // The overview names each run's agent and the model its calls used.
     await page.getByRole('link', { name: 'Overview' }).click();

@@ -1,6 +1,7 @@
 // Usage: spend, requests, tokens and model time over time, per key, per model and per end user
 // (charts load on demand), read from the usage ledger; and the account's budgets.
 import {
+  Button,
   Card,
   Group,
   SegmentedControl,
@@ -82,6 +83,13 @@ function UsageTable({
 const ranges = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
 
 type Range = keyof typeof ranges;
+
+/** The export of the range's records (and the key's only, when one is chosen), as CSV. */
+function exportHref(range: Range, keyId: string | null): string {
+  const query = new URLSearchParams({ from: new Date(Date.now() - ranges[range]).toISOString() });
+  if (keyId !== null) query.set('key_id', keyId);
+  return `/v1/usage/export?${query.toString()}`;
+}
 type Metric = 'cost_usd' | 'requests' | 'total_tokens' | 'average_latency_ms';
 
 /** The period, the metric the charts show, and one key or all. */
@@ -136,6 +144,9 @@ function Filters(props: {
           value={keyId}
           onChange={onKey}
         />
+        <Button component="a" variant="default" href={exportHref(range, keyId)} download>
+          Download CSV
+        </Button>
       </Group>
     </Card>
   );
