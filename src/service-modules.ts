@@ -155,6 +155,7 @@ export function servingModules(wiring: Wiring, engines: Engines, built: Built) {
     db: storage.db,
     dialect: storage.kind,
     keys: accounts.keyLookup,
+    flushLedger: () => engines.usage.ledger.flush(),
     now,
   });
   const routing = createRoutingModule({

@@ -162,7 +162,14 @@ function openEngines(wiring: Wiring, accounts: AccountsModule): Engines {
   });
   const usage = closers.started(
     'usage ledger',
-    createUsageLedger({ config: config.usage, storage, logger, now, budgets: budgets.gate }),
+    createUsageLedger({
+      config: config.usage,
+      storage,
+      logger,
+      observer: metrics.metrics,
+      now,
+      budgets: budgets.gate,
+    }),
   );
   const models = new ModelRegistry(
     config,

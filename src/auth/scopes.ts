@@ -10,6 +10,7 @@ export const scopes = [
   'voice:write',
   'agents:read',
   'agents:write',
+  'usage:read',
   'admin',
 ] as const;
 

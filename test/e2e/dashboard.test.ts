@@ -536,17 +536,45 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
       .waitFor({ state: 'detached' });
   });
 
-  it('shows usage per key and per model as charts', async () => {
+  it('shows spend and usage per key, per model and per end user, and the budgets', async () => {
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByTestId('usage-charts').locator('svg').first().waitFor();
     const requests = Number(await page.getByTestId('usage-requests').textContent());
     expect(requests).toBeGreaterThanOrEqual(4);
+    // The fake models have no price: their calls show as unpriced, not as a guessed cost.
+    expect(await page.getByTestId('usage-spend').textContent()).toMatch(/^\$0 \+ \d+ unpriced$/);
     await page.getByRole('cell', { name: 'fake-chat' }).first().waitFor();
-    // Each part of the page once: the charts, and a table per grouping.
+    // Each part of the page once: the charts (spend by default), and a table per grouping.
     await expect(page.getByTestId('usage-charts').count()).resolves.toBe(1);
-    await expect(page.getByRole('region', { name: 'By key' }).count()).resolves.toBe(1);
-    await expect(page.getByRole('region', { name: 'By model' }).count()).resolves.toBe(1);
+    await page
+      .getByRole('figure', { name: 'Per end user: spend in US dollars over time' })
+      .waitFor();
+    for (const region of ['By key', 'By model', 'By end user', 'Budgets']) {
+      await expect(page.getByRole('region', { name: region }).count(), region).resolves.toBe(1);
+    }
+    // This server has no budgets API: the section says so rather than failing.
+    expect(await page.getByTestId('budgets-unavailable').textContent({ timeout: 10_000 })).toBe(
+      'Budgets are not available on this server.',
+    );
     await checkPage('usage');
+    // The records of the range as CSV, downloaded with the session.
+    const href = await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
+    expect(href).toMatch(/^\/v1\/usage\/export\?from=/);
+    const csv = await context.request.get(`${served.origin}${href}`);
+    expect(csv.status()).toBe(200);
+    const lines = (await csv.text()).split('\r\n').filter((line) => line !== '');
+    expect(lines[0]).toMatch(/^id,created_at,api_key_id,/);
+    expect(lines.length - 1).toBe(requests);
+
+    // The overview names each run's agent and the model its calls used.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page
+      .getByRole('cell', { name: /^agent Writer · fake-chat/ })
+      .first()
+      .waitFor();
+    // The keys page shows each key's spend this month.
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('columnheader', { name: 'Spend this month' }).waitFor();
   });
 
   it('has no serious accessibility violation in dark mode either', async () => {

@@ -1,5 +1,6 @@
-// GET /v1/usage on every dialect: requests, tokens and latency from stored turns and executions,
-// per key, per model and per source, in time buckets; filters, bounds, and account isolation.
+// GET /v1/usage on every dialect: calls, tokens and model time from the usage ledger, per key, per
+// model and per source, in time buckets; the recent activity (runs named, with their models);
+// filters, bounds, and account isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
@@ -22,7 +23,18 @@ interface UsageJson {
   by_key: { key_id: string | null; name: string | null; totals: Figures }[];
   by_model: { model: string | null; totals: Figures }[];
   by_source: { source: string; totals: Figures }[];
-  recent_activity: { source: string; id: string; key_id: string | null }[];
+  recent_activity: {
+    source: string;
+    id: string;
+    key_id: string | null;
+    model: string | null;
+    models: string[];
+    agent_name: string | null;
+    pipeline_name: string | null;
+    calls: number;
+    total_tokens: number;
+    latency_ms: number | null;
+  }[];
 }
 
 describe.each(allDialects)('usage on $name', (dialect) => {
@@ -30,6 +42,7 @@ describe.each(allDialects)('usage on $name', (dialect) => {
   let second: { id: string; key: string };
   const chatUsage: { prompt: number; completion: number }[] = [];
   let executionId = '';
+  let writerId = '';
 
   beforeAll(async () => {
     harness = await startChatHarness({ dialect });
@@ -67,9 +80,10 @@ describe.each(allDialects)('usage on $name', (dialect) => {
         configuration: {},
       },
     });
+    writerId = agent.json<{ id: string }>().id;
     const run = await harness.app.inject({
       method: 'POST',
-      url: `/v1/agents/${agent.json<{ id: string }>().id}/execute`,
+      url: `/v1/agents/${writerId}/execute`,
       headers: bearer(harness.adminKey),
       payload: { query: 'write something' },
     });
@@ -88,10 +102,17 @@ describe.each(allDialects)('usage on $name', (dialect) => {
     const body = response.json<UsageJson>();
     const prompt = chatUsage.reduce((sum, item) => sum + item.prompt, 0);
     const completion = chatUsage.reduce((sum, item) => sum + item.completion, 0);
+    // Three chat calls and the agent run's one model call.
     expect(body.totals.requests).toBe(4);
-    expect(body.totals.prompt_tokens).toBe(prompt);
-    expect(body.totals.completion_tokens).toBe(completion);
-    expect(body.totals.total_tokens).toBeGreaterThan(prompt + completion); // plus the execution's
+    const chatGroup = body.by_source.find((group) => group.source === 'chat');
+    expect(chatGroup?.totals.prompt_tokens).toBe(prompt);
+    expect(chatGroup?.totals.completion_tokens).toBe(completion);
+    const agentGroup = body.by_source.find((group) => group.source === 'agent');
+    expect(agentGroup?.totals.total_tokens).toBeGreaterThan(0);
+    expect(body.totals.total_tokens).toBe(
+      body.totals.prompt_tokens + body.totals.completion_tokens,
+    );
+    expect(body.totals.prompt_tokens).toBe(prompt + agentGroup!.totals.prompt_tokens);
     expect(body.totals.average_latency_ms).not.toBeNull();
     expect(body.bucket).toBe('day');
     expect(body.buckets.length).toBeGreaterThanOrEqual(7);
@@ -111,8 +132,31 @@ describe.each(allDialects)('usage on $name', (dialect) => {
       body.by_source.map((group) => [group.source, group.totals.requests]),
     );
     expect(bySource).toEqual({ chat: 3, agent: 1 });
-    expect(body.recent_activity.map((item) => item.id)).toContain(executionId);
     expect(body.recent_activity).toHaveLength(4);
+    // The run shows once, named, with the model its call used and that call's tokens.
+    const run = body.recent_activity.find((item) => item.id === executionId);
+    expect(run).toMatchObject({
+      source: 'agent',
+      agent_name: 'writer',
+      model: 'fake-chat',
+      models: ['fake-chat'],
+      calls: 1,
+      total_tokens: agentGroup!.totals.total_tokens,
+    });
+    // Its latency is its calls' model time, read from the ledger, not the run's wall time.
+    const ledger = await harness.services.storage.db
+      .selectFrom('usage_records')
+      .select('latency_ms')
+      .where('execution_id', '=', executionId)
+      .execute();
+    expect(ledger).toHaveLength(1);
+    expect(run?.latency_ms).toBe(Number(ledger[0]!.latency_ms));
+    const calls = body.recent_activity.filter((item) => item.source === 'chat');
+    expect(calls.map((item) => item.model).sort()).toEqual([
+      'fake-backup',
+      'fake-chat',
+      'fake-chat',
+    ]);
   });
 
   it('filters by key and by model, and buckets by hour on request', async () => {
@@ -120,6 +164,14 @@ describe.each(allDialects)('usage on $name', (dialect) => {
     expect(byKey.totals.requests).toBe(1);
     const byModel = (await usage('?model=fake-backup')).json<UsageJson>();
     expect(byModel.totals.requests).toBe(1);
+    // The activity list obeys the filter too: the one call to fake-backup, no run.
+    expect(byModel.recent_activity.map((item) => item.model)).toEqual(['fake-backup']);
+    const agentModel = (await usage('?model=fake-chat')).json<UsageJson>();
+    expect(agentModel.recent_activity.map((item) => item.source).sort()).toEqual([
+      'agent',
+      'chat',
+      'chat',
+    ]);
     const to = new Date(Date.now() + 60_000).toISOString();
     const from = new Date(Date.now() - 3 * 3_600_000).toISOString();
     const hourly = (await usage(`?from=${from}&to=${to}`)).json<UsageJson>();
@@ -156,5 +208,39 @@ describe.each(allDialects)('usage on $name', (dialect) => {
     expect(theirs.totals.requests).toBe(0);
     expect(theirs.by_key).toEqual([]);
     expect(theirs.recent_activity).toEqual([]);
+  });
+
+  it('names a pipeline run in the recent activity, with the models of its stages', async () => {
+    const created = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/pipelines',
+      headers: bearer(harness.adminKey),
+      payload: {
+        name: 'digest',
+        stages: [{ name: 'write', agent_id: writerId, input_mapping: { query: '$.input.text' } }],
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const run = await harness.app.inject({
+      method: 'POST',
+      url: `/v1/pipelines/${created.json<{ id: string }>().id}/execute`,
+      headers: bearer(harness.adminKey),
+      payload: { text: 'summarise this' },
+    });
+    expect(run.json<{ status: string }>().status, run.body).toBe('completed');
+    const body = (await usage()).json<UsageJson>();
+    const bySource = Object.fromEntries(
+      body.by_source.map((group) => [group.source, group.totals.requests]),
+    );
+    expect(bySource.pipeline).toBe(1);
+    const item = body.recent_activity.find(
+      (entry) => entry.id === run.json<{ execution_id: string }>().execution_id,
+    );
+    expect(item).toMatchObject({
+      source: 'pipeline',
+      pipeline_name: 'digest',
+      models: ['fake-chat'],
+      calls: 1,
+    });
   });
 });

@@ -1,6 +1,7 @@
 // WebSocket turns are recorded under the key that opened the socket: a /v1/ws turn under the key of
 // the upgrade, a voice-stream turn under the key that created the voice session. They were stored
-// with key_id null and showed as "unattributed" in GET /v1/usage.
+// with key_id null and showed as "unattributed" in GET /v1/usage. Usage reads the ledger: each
+// model call of a turn (the chat model's answer, and the speech a voice turn speaks) is a record.
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
@@ -11,6 +12,7 @@ import { connect } from '../support/ws-client.js';
 interface UsageJson {
   totals: { requests: number };
   by_key: { key_id: string | null; totals: { requests: number } }[];
+  by_model: { model: string | null; totals: { requests: number } }[];
   by_source: { source: string; totals: { requests: number } }[];
   recent_activity: { key_id: string | null; source: string }[];
 }
@@ -55,7 +57,7 @@ describe.each(allDialects)('the key of WebSocket turns ($name)', (dialect) => {
     ]);
     const all = await usage();
     expect(all.by_key.map((group) => group.key_id)).not.toContain(null);
-    // The latest turns, whatever the filter: this one under its key, none without one.
+    // The latest calls, whatever the filter: under their key, none without one.
     expect(all.recent_activity.map((entry) => entry.key_id)).toContain(key.id);
     expect(all.recent_activity.map((entry) => entry.key_id)).not.toContain(null);
   });
@@ -82,13 +84,15 @@ describe.each(allDialects)('the key of WebSocket turns ($name)', (dialect) => {
     socket.close();
 
     const mine = await usage(`?key_id=${key.id}`);
-    expect(mine.totals.requests).toBe(1);
+    // The answer, and its speech.
+    expect(mine.totals.requests).toBe(2);
+    expect(mine.by_model.map((group) => group.totals.requests)).toEqual([1, 1]);
     expect(mine.by_key).toEqual([
-      expect.objectContaining({ key_id: key.id, totals: expect.objectContaining({ requests: 1 }) }),
+      expect.objectContaining({ key_id: key.id, totals: expect.objectContaining({ requests: 2 }) }),
     ]);
     const all = await usage();
     expect(all.by_key.map((group) => group.key_id)).not.toContain(null);
-    // The latest turns, whatever the filter: this one under its key, none without one.
+    // The latest calls, whatever the filter: under their key, none without one.
     expect(all.recent_activity.map((entry) => entry.key_id)).toContain(key.id);
     expect(all.recent_activity.map((entry) => entry.key_id)).not.toContain(null);
   });

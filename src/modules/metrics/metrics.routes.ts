@@ -23,7 +23,7 @@ export function metricsPlugin(
           tags: ['Health'],
           summary: 'Prometheus metrics',
           description:
-            "The service's metrics in the Prometheus text format (0.0.4): HTTP requests by route and status with latency histograms, model latency, tokens and errors by model, rate-limit refusals, WebSocket sessions, background jobs, and Node's own (event-loop lag, heap, CPU). Needs an admin key of the platform owner's account; when METRICS_PORT is set, it is served on that port without a key instead, and not here.",
+            "The service's metrics in the Prometheus text format (0.0.4): HTTP requests by route and status with latency histograms, model latency, tokens and errors by model, the usage ledger's cost and tokens by account and model, rate-limit refusals, WebSocket sessions, background jobs, and Node's own (event-loop lag, heap, CPU). Needs an admin key of the platform owner's account; when METRICS_PORT is set, it is served on that port without a key instead, and not here.",
           response: {
             200: {
               description: 'The metrics, one sample per line.',

@@ -15,6 +15,8 @@ import {
   type LabelValues,
 } from 'prom-client';
 import type { ModelCallObserver, ModelCallRecord } from '../../models/model-call-observer.js';
+import type { UsageObserver } from '../usage/ledger-meter.js';
+import type { UsageRecord } from '../usage/usage-records.repository.js';
 
 /** Seconds: from a cached answer (~1 ms) to a long generation (2 min). */
 const latencyBuckets = [
@@ -36,6 +38,12 @@ export interface HttpRequestRecord {
   readonly status: number;
   readonly seconds: number;
 }
+
+/**
+ * Accounts given a label value of their own; the calls of any account past these count under
+ * `other`, so a platform with many accounts cannot grow the series without bound.
+ */
+const maxAccountLabels = 500;
 
 /** A label set with only its own keys: nothing inherited can be read as a label. */
 function labelSet<T extends Record<string, string>>(values: T): T {
@@ -80,7 +88,7 @@ function guardGcHistogram(registry: Registry): void {
   Object.defineProperty(gc, 'observe', { value: guarded });
 }
 
-export class PlatformMetrics implements ModelCallObserver {
+export class PlatformMetrics implements ModelCallObserver, UsageObserver {
   readonly registry = new Registry();
 
   private readonly httpRequests = new Counter({
@@ -184,6 +192,29 @@ export class PlatformMetrics implements ModelCallObserver {
     registers: [this.registry],
   });
 
+  private readonly usageCost = new Counter({
+    name: 'platform_usage_cost_usd_total',
+    help: 'Cost of the model calls the usage ledger recorded, in US dollars (to the micro-dollar), by account and catalog model name. Calls whose price is unknown are not in it (see platform_usage_unpriced_calls_total).',
+    labelNames: ['account', 'model'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly usageTokens = new Counter({
+    name: 'platform_usage_tokens_total',
+    help: 'Tokens of the model calls the usage ledger recorded, by account, catalog model name and type (input, output, cached_input, cache_write, reasoning; input counts the cached ones, output the reasoning ones).',
+    labelNames: ['account', 'model', 'type'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly usageUnpriced = new Counter({
+    name: 'platform_usage_unpriced_calls_total',
+    help: 'Model calls recorded with an unknown cost (a model without a price), by account and catalog model name.',
+    labelNames: ['account', 'model'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly accountLabels = new Set<string>();
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     // process_*, nodejs_eventloop_lag_*, nodejs_heap_*, nodejs_gc_duration_seconds, …
     if (options.defaultMetrics !== false) {
@@ -240,6 +271,37 @@ export class PlatformMetrics implements ModelCallObserver {
         this.upstreamErrors.inc(labelSet({ model, code: call.errorCode ?? 'internal_error' }));
       }
     });
+  }
+
+  /** A model call's ledger record: its cost and tokens, by account and model. */
+  usageRecorded(usage: UsageRecord): void {
+    record(() => {
+      const account = this.accountLabel(usage.accountId);
+      const { model } = usage;
+      if (usage.costMicros === null) {
+        this.usageUnpriced.inc(labelSet({ account, model }));
+      } else if (usage.costMicros > 0) {
+        this.usageCost.inc(labelSet({ account, model }), usage.costMicros / 1_000_000);
+      }
+      const tokens = {
+        input: usage.usage.inputTokens,
+        output: usage.usage.outputTokens,
+        cached_input: usage.usage.cachedInputTokens,
+        cache_write: usage.usage.cacheWriteTokens,
+        reasoning: usage.usage.reasoningTokens,
+      };
+      for (const [type, count] of Object.entries(tokens)) {
+        if (count > 0) this.usageTokens.inc(labelSet({ account, model, type }), count);
+      }
+    });
+  }
+
+  /** The account's label value: its id, or `other` past the first `maxAccountLabels`. */
+  private accountLabel(accountId: string): string {
+    if (this.accountLabels.has(accountId)) return accountId;
+    if (this.accountLabels.size >= maxAccountLabels) return 'other';
+    this.accountLabels.add(accountId);
+    return accountId;
   }
 
   /** A WebSocket connection was accepted; call the returned function once when it closes. */

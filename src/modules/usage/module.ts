@@ -7,13 +7,15 @@ import type { AppConfig } from '../../config/config.js';
 import { unmetered, type UsageMeter } from '../../models/metering.js';
 import type { Storage } from '../../storage/database.js';
 import type { DialectAdapter } from '../../storage/dialects/dialect.js';
-import { LedgerMeter, type BudgetGate } from './ledger-meter.js';
+import { LedgerMeter, type BudgetGate, type UsageObserver } from './ledger-meter.js';
 import { UsageLedger } from './usage-ledger.js';
 import { UsageRecordsRepository } from './usage-records.repository.js';
 import type { ApiKeysRepository } from '../accounts/api-keys.repository.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 import { UsageService } from './usage-service.js';
 import { UsageRepository } from './usage.repository.js';
+import { UsageActivityRepository } from './usage-activity.repository.js';
+import { UsageExportRepository } from './usage-export.repository.js';
 import { usagePlugin, type UsagePlugin } from './usage.routes.js';
 
 export interface UsageModuleDependencies {
@@ -22,6 +24,8 @@ export interface UsageModuleDependencies {
   readonly dialect: DialectAdapter['kind'];
   /** The keys' names and display forms for the by-key groups. */
   readonly keys: Pick<ApiKeysRepository, 'findInAccount'>;
+  /** Writes this instance's buffered records, so that a read sees the calls just answered. */
+  readonly flushLedger?: () => Promise<void>;
   readonly now: () => number;
 }
 
@@ -31,9 +35,16 @@ export interface UsageModule {
 }
 
 export function createUsageModule(dependencies: UsageModuleDependencies): UsageModule {
-  const { db, dialect, keys, now } = dependencies;
-  const service = new UsageService({ usage: new UsageRepository(db, dialect), keys, now });
-  // Usage reads what other areas stored; it holds no connection, thread or timer of its own.
+  const { db, dialect, keys, flushLedger, now } = dependencies;
+  const service = new UsageService({
+    usage: new UsageRepository(db, dialect),
+    activity: new UsageActivityRepository(db),
+    records: new UsageExportRepository(db),
+    keys,
+    flushLedger,
+    now,
+  });
+  // Usage reads the ledger the database holds; it holds no connection, thread or timer of its own.
   return {
     service,
     plugin: usagePlugin(service),
@@ -44,6 +55,8 @@ export interface UsageLedgerDependencies {
   readonly config: AppConfig['usage'];
   readonly storage: Pick<Storage, 'db' | 'kind'>;
   readonly logger: Logger;
+  /** Told of each record (the Prometheus counters of cost and tokens). */
+  readonly observer?: UsageObserver;
   readonly now: () => number;
   /** The budgets every call reserves on before it is made (the budgets module's gate). */
   readonly budgets?: BudgetGate;
@@ -59,7 +72,7 @@ export interface UsageLedgerModule {
 }
 
 export function createUsageLedger(dependencies: UsageLedgerDependencies): UsageLedgerModule {
-  const { config, storage, logger, now } = dependencies;
+  const { config, storage, logger, observer, now } = dependencies;
   const records = new UsageRecordsRepository(storage.db, storage.kind);
   const ledger = new UsageLedger({
     repository: records,
@@ -77,6 +90,7 @@ export function createUsageLedger(dependencies: UsageLedgerDependencies): UsageL
     ? new LedgerMeter({
         ledger,
         now,
+        ...(observer === undefined ? {} : { observer }),
         ...(dependencies.budgets === undefined ? {} : { budgets: dependencies.budgets }),
       })
     : unmetered;

@@ -1,52 +1,103 @@
-// Usage read from what is already stored: assistant turns (one per answered chat request) and
-// agent and pipeline executions, aggregated by time bucket, key and model in SQL.
-import type { Kysely } from 'kysely';
+// Usage read from the ledger (usage_records, one row per model call), aggregated in SQL by time
+// bucket and by any of key, model, end user, route, deployment and source (the request itself, an
+// agent run or a pipeline run), with the calls' tokens, model time and cost.
+import {
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type RawBuilder,
+  type SqlBool,
+} from 'kysely';
 import { timeBucketExpression, type TimeBucket } from '../../storage/dialects/time-buckets.js';
 import type { DialectAdapter } from '../../storage/dialects/dialect.js';
 import type { DatabaseSchema } from '../../storage/schema.js';
 
 export type UsageSource = 'chat' | 'agent' | 'pipeline';
 
-/** One aggregated group: a bucket, a key, a model and a source. */
-export interface UsageRow {
-  bucket: string;
-  keyId: string | null;
-  model: string | null;
-  source: UsageSource;
+/** What records can be grouped by: the five of `group_by`, and the source. */
+export type UsageDimension = 'key' | 'model' | 'user' | 'route' | 'deployment' | 'source';
+
+/** The figures of a set of records, summed in SQL. */
+export interface UsageSums {
   requests: number;
   failed: number;
   promptTokens: number;
   completionTokens: number;
-  totalTokens: number;
+  cachedInputTokens: number;
   latencySumMs: number;
-  latencyCount: number;
   latencyMaxMs: number;
+  /** Sum of the known costs, in micro-dollars. */
+  costMicros: number;
+  /** Records whose cost is unknown (a model without a price). */
+  unpriced: number;
+}
+
+/** One aggregated group: the values of its dimensions (null: none recorded), and its sums. */
+export interface UsageRow extends UsageSums {
+  bucket: string;
+  values: Partial<Record<UsageDimension, string | null>>;
 }
 
 export interface UsageFilter {
   accountId: string;
   from: string;
   to: string;
-  bucket: TimeBucket;
   keyId?: string | undefined;
   model?: string | undefined;
+  endUser?: string | undefined;
 }
 
-export interface ActivityRow {
-  source: UsageSource;
-  id: string;
-  keyId: string | null;
-  model: string | null;
-  conversationId: string | null;
-  agentId: string | null;
-  pipelineId: string | null;
-  status: string;
-  totalTokens: number;
-  latencyMs: number | null;
-  createdAt: string;
+type Builder = ExpressionBuilder<DatabaseSchema, 'usage_records' | 'executions'>;
+
+/** Each dimension's value of a record, as SQL. */
+function dimensionOf(dimension: UsageDimension): RawBuilder<string | null> {
+  switch (dimension) {
+    case 'key':
+      return sql.ref<string | null>('usage_records.api_key_id');
+    case 'model':
+      return sql.ref<string | null>('usage_records.model');
+    case 'user':
+      return sql.ref<string | null>('usage_records.end_user');
+    case 'route':
+      return sql.ref<string | null>('usage_records.route');
+    case 'deployment':
+      return sql.ref<string | null>('usage_records.deployment');
+    case 'source':
+      return sql<string>`case when usage_records.execution_id is null then 'chat' when executions.kind = 'pipeline' then 'pipeline' else 'agent' end`;
+  }
 }
 
 const number = (value: unknown): number => (value === null ? 0 : Number(value));
+
+/** The sums of the group's records, as SQL (the same on both dialects). */
+const sumsSelection = [
+  sql<number>`count(*)`.as('requests'),
+  sql<number>`sum(case when usage_records.status = 'error' then 1 else 0 end)`.as('failed'),
+  sql<number>`sum(usage_records.input_tokens)`.as('input_tokens'),
+  sql<number>`sum(usage_records.output_tokens)`.as('output_tokens'),
+  sql<number>`sum(usage_records.cached_input_tokens)`.as('cached_input_tokens'),
+  sql<number>`sum(usage_records.latency_ms)`.as('latency_sum'),
+  sql<number>`max(usage_records.latency_ms)`.as('latency_max'),
+  sql<number | null>`sum(usage_records.cost_micros)`.as('cost_micros'),
+  sql<number>`sum(case when usage_records.cost_micros is null then 1 else 0 end)`.as('unpriced'),
+];
+
+function sumsOf(row: Record<string, unknown>): UsageSums {
+  return {
+    requests: number(row.requests),
+    failed: number(row.failed),
+    promptTokens: number(row.input_tokens),
+    completionTokens: number(row.output_tokens),
+    cachedInputTokens: number(row.cached_input_tokens),
+    latencySumMs: number(row.latency_sum),
+    latencyMaxMs: number(row.latency_max),
+    costMicros: number(row.cost_micros),
+    unpriced: number(row.unpriced),
+  };
+}
+
+const alias = (dimension: UsageDimension) => `d_${dimension}`;
 
 export class UsageRepository {
   constructor(
@@ -54,177 +105,110 @@ export class UsageRepository {
     private readonly dialect: DialectAdapter['kind'],
   ) {}
 
-  async aggregate(filter: UsageFilter): Promise<UsageRow[]> {
-    const bucketOf = timeBucketExpression(this.dialect, filter.bucket);
-    const [turns, runs] = [
-      await this.chatTurns(filter, bucketOf),
-      await this.runs(filter, bucketOf),
-    ];
-    return [...turns, ...runs];
+  /** The account's records of the range that pass the filter (and `extra`, when given). */
+  private records(filter: UsageFilter, extra?: (eb: Builder) => Expression<SqlBool>) {
+    let query = this.db
+      .selectFrom('usage_records')
+      .leftJoin('executions', 'executions.id', 'usage_records.execution_id')
+      .where('usage_records.account_id', '=', filter.accountId)
+      .where('usage_records.created_at', '>=', filter.from)
+      .where('usage_records.created_at', '<', filter.to);
+    if (filter.keyId !== undefined) {
+      query = query.where('usage_records.api_key_id', '=', filter.keyId);
+    }
+    if (filter.model !== undefined) query = query.where('usage_records.model', '=', filter.model);
+    if (filter.endUser !== undefined) {
+      query = query.where('usage_records.end_user', '=', filter.endUser);
+    }
+    return extra === undefined ? query : query.where(extra);
   }
 
-  /** Answered chat turns, by bucket, key and model. */
-  private async chatTurns(
+  /** Sums per time bucket and per value of each of `dimensions`. */
+  async aggregate(
     filter: UsageFilter,
-    bucketOf: ReturnType<typeof timeBucketExpression>,
+    bucket: TimeBucket,
+    dimensions: readonly UsageDimension[],
+    only?: readonly Partial<Record<UsageDimension, string | null>>[],
   ): Promise<UsageRow[]> {
-    let turns = this.db
-      .selectFrom('messages')
-      .where('messages.account_id', '=', filter.accountId)
-      .where('messages.role', '=', 'assistant')
-      .where('messages.created_at', '>=', filter.from)
-      .where('messages.created_at', '<', filter.to);
-    if (filter.keyId !== undefined) turns = turns.where('messages.api_key_id', '=', filter.keyId);
-    if (filter.model !== undefined) turns = turns.where('messages.model', '=', filter.model);
-    const turnRows = await turns
-      .select((eb) => [
-        bucketOf('messages.created_at').as('bucket'),
-        'messages.api_key_id as key_id',
-        'messages.model as model',
-        eb.fn.countAll<number>().as('requests'),
-        eb.fn.sum<number>('messages.prompt_tokens').as('prompt_tokens'),
-        eb.fn.sum<number>('messages.completion_tokens').as('completion_tokens'),
-        eb.fn.sum<number>('messages.latency_ms').as('latency_sum'),
-        eb.fn.count<number>('messages.latency_ms').as('latency_count'),
-        eb.fn.max<number>('messages.latency_ms').as('latency_max'),
+    const bucketOf = timeBucketExpression(this.dialect, bucket);
+    const extra =
+      only === undefined ? undefined : (eb: Builder) => this.anyOf(eb, dimensions, only);
+    const rows = await this.records(filter, extra)
+      .select([
+        bucketOf('usage_records.created_at').as('bucket'),
+        ...dimensions.map((dimension) => dimensionOf(dimension).as(alias(dimension))),
+        ...sumsSelection,
       ])
-      .groupBy(['bucket', 'messages.api_key_id', 'messages.model'])
+      .groupBy([sql.ref('bucket'), ...dimensions.map((dimension) => sql.ref(alias(dimension)))])
       .execute();
-
-    return turnRows.map((row) => {
-      const promptTokens = number(row.prompt_tokens);
-      const completionTokens = number(row.completion_tokens);
+    return rows.map((row) => {
+      const fields = row as Record<string, unknown>;
       return {
-        bucket: row.bucket,
-        keyId: row.key_id,
-        model: row.model,
-        source: 'chat' as const,
-        requests: number(row.requests),
-        failed: 0,
-        promptTokens,
-        completionTokens,
-        totalTokens: promptTokens + completionTokens,
-        latencySumMs: number(row.latency_sum),
-        latencyCount: number(row.latency_count),
-        latencyMaxMs: number(row.latency_max),
+        bucket: String(fields.bucket),
+        values: valuesOf(fields, dimensions),
+        ...sumsOf(fields),
       };
     });
   }
 
-  /** Agent and pipeline runs, by bucket, key, the agent's model and kind. */
-  private async runs(
+  /**
+   * The `limit` groups of `dimensions` that cost most (then made most calls) over the range, with
+   * their sums; one more than `limit` tells the caller there were more.
+   */
+  async topGroups(
     filter: UsageFilter,
-    bucketOf: ReturnType<typeof timeBucketExpression>,
-  ): Promise<UsageRow[]> {
-    let runs = this.db
-      .selectFrom('executions')
-      .leftJoin('agents', 'agents.id', 'executions.agent_id')
-      .where('executions.account_id', '=', filter.accountId)
-      .where('executions.created_at', '>=', filter.from)
-      .where('executions.created_at', '<', filter.to);
-    if (filter.keyId !== undefined) runs = runs.where('executions.api_key_id', '=', filter.keyId);
-    if (filter.model !== undefined) runs = runs.where('agents.model_id', '=', filter.model);
-    const runRows = await runs
-      .select((eb) => [
-        bucketOf('executions.created_at').as('bucket'),
-        'executions.api_key_id as key_id',
-        'agents.model_id as model',
-        'executions.kind as kind',
-        eb.fn.countAll<number>().as('requests'),
-        eb.fn
-          .sum<number>(eb.case().when('executions.status', '=', 'failed').then(1).else(0).end())
-          .as('failed'),
-        eb.fn.sum<number>('executions.tokens_used').as('tokens'),
-        eb.fn.sum<number>('executions.execution_time_ms').as('latency_sum'),
-        eb.fn.count<number>('executions.execution_time_ms').as('latency_count'),
-        eb.fn.max<number>('executions.execution_time_ms').as('latency_max'),
+    dimensions: readonly UsageDimension[],
+    limit: number,
+  ): Promise<(UsageSums & { values: Partial<Record<UsageDimension, string | null>> })[]> {
+    const rows = await this.records(filter)
+      .select([
+        ...dimensions.map((dimension) => dimensionOf(dimension).as(alias(dimension))),
+        ...sumsSelection,
       ])
-      .groupBy(['bucket', 'executions.api_key_id', 'agents.model_id', 'executions.kind'])
+      .groupBy(dimensions.map((dimension) => sql.ref(alias(dimension))))
+      .orderBy(sql`coalesce(sum(usage_records.cost_micros), 0)`, 'desc')
+      .orderBy(sql`count(*)`, 'desc')
+      .orderBy(dimensions.map((dimension) => sql.ref(alias(dimension))))
+      .limit(limit + 1)
       .execute();
-
-    return runRows.map((row) => ({
-      bucket: row.bucket,
-      keyId: row.key_id,
-      model: row.model,
-      source: row.kind,
-      requests: number(row.requests),
-      failed: number(row.failed),
-      promptTokens: 0,
-      completionTokens: 0,
-      totalTokens: number(row.tokens),
-      latencySumMs: number(row.latency_sum),
-      latencyCount: number(row.latency_count),
-      latencyMaxMs: number(row.latency_max),
-    }));
+    return rows.map((row) => {
+      const fields = row as Record<string, unknown>;
+      return { values: valuesOf(fields, dimensions), ...sumsOf(fields) };
+    });
   }
 
-  /** The latest answered turns and runs of the account, newest first. */
-  async recent(accountId: string, limit: number): Promise<ActivityRow[]> {
-    const turns = await this.db
-      .selectFrom('messages')
-      .select([
-        'id',
-        'api_key_id',
-        'model',
-        'conversation_id',
-        'prompt_tokens',
-        'completion_tokens',
-        'latency_ms',
-        'finish_reason',
-        'created_at',
-      ])
-      .where('account_id', '=', accountId)
-      .where('role', '=', 'assistant')
-      .orderBy('created_at', 'desc')
-      .limit(limit)
-      .execute();
-    const runs = await this.db
-      .selectFrom('executions')
-      .select([
-        'id',
-        'api_key_id',
-        'kind',
-        'agent_id',
-        'pipeline_id',
-        'conversation_id',
-        'status',
-        'tokens_used',
-        'execution_time_ms',
-        'created_at',
-      ])
-      .where('account_id', '=', accountId)
-      .orderBy('created_at', 'desc')
-      .limit(limit)
-      .execute();
-    const merged: ActivityRow[] = [
-      ...turns.map((row) => ({
-        source: 'chat' as const,
-        id: row.id,
-        keyId: row.api_key_id,
-        model: row.model,
-        conversationId: row.conversation_id,
-        agentId: null,
-        pipelineId: null,
-        status: row.finish_reason ?? 'stop',
-        totalTokens: number(row.prompt_tokens) + number(row.completion_tokens),
-        latencyMs: row.latency_ms === null ? null : Number(row.latency_ms),
-        createdAt: row.created_at,
-      })),
-      ...runs.map((row) => ({
-        source: row.kind,
-        id: row.id,
-        keyId: row.api_key_id,
-        model: null,
-        conversationId: row.conversation_id,
-        agentId: row.agent_id,
-        pipelineId: row.pipeline_id,
-        status: row.status,
-        totalTokens: number(row.tokens_used),
-        latencyMs: row.execution_time_ms === null ? null : Number(row.execution_time_ms),
-        createdAt: row.created_at,
-      })),
-    ];
-    merged.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
-    return merged.slice(0, limit);
+  /** Records in any of the given groups (each an AND of its dimensions' values). */
+  private anyOf(
+    eb: Builder,
+    dimensions: readonly UsageDimension[],
+    groups: readonly Partial<Record<UsageDimension, string | null>>[],
+  ): Expression<SqlBool> {
+    return eb.or(
+      groups.map((group) =>
+        eb.and(
+          dimensions.map((dimension) => {
+            const value = group[dimension] ?? null;
+            return value === null
+              ? eb(dimensionOf(dimension), 'is', null)
+              : eb(dimensionOf(dimension), '=', value);
+          }),
+        ),
+      ),
+    );
   }
+}
+
+function valuesOf(
+  row: Record<string, unknown>,
+  dimensions: readonly UsageDimension[],
+): Partial<Record<UsageDimension, string | null>> {
+  const values: Partial<Record<UsageDimension, string | null>> = Object.create(null) as Partial<
+    Record<UsageDimension, string | null>
+  >;
+  for (const dimension of dimensions) {
+    const value = row[alias(dimension)];
+    values[dimension] =
+      typeof value === 'string' || typeof value === 'number' ? String(value) : null;
+  }
+  return values;
 }

@@ -21,6 +21,7 @@ import { stepToolSchema } from './017-step-tool-schema.js';
 import { pendingDocuments } from './018-pending-documents.js';
 import { usageRecords } from './019-usage-records.js';
 import { budgets } from './020-budgets.js';
+import { usageRecordsByExecution } from './021-usage-records-by-execution.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -44,6 +45,7 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '018-pending-documents': pendingDocuments(types),
     '019-usage-records': usageRecords(types),
     '020-budgets': budgets(types),
+    '021-usage-records-by-execution': usageRecordsByExecution(),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

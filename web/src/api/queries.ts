@@ -38,8 +38,18 @@ export const queries = {
       queryKey: keys.models,
       queryFn: async () => unwrap(await api.GET('/v1/models')),
     }),
-  /** `from`: milliseconds before now, taken when the request is made; none: all time. */
-  usage: (range: { sinceMs?: number; keyId?: string | null } = {}) =>
+  /**
+   * `sinceMs`: milliseconds before now, taken when the request is made (or `from`, a fixed start);
+   * none: the API's default, the last 7 days. `groupBy` fills the answer's `groups`.
+   */
+  usage: (
+    range: {
+      sinceMs?: number;
+      from?: string;
+      keyId?: string | null;
+      groupBy?: ('key' | 'model' | 'user' | 'route' | 'deployment')[];
+    } = {},
+  ) =>
     queryOptions({
       queryKey: [...keys.usage, range],
       queryFn: async () =>
@@ -50,9 +60,11 @@ export const queries = {
                 ...(range.sinceMs === undefined
                   ? {}
                   : { from: new Date(Date.now() - range.sinceMs).toISOString() }),
+                ...(range.from === undefined ? {} : { from: range.from }),
                 ...(range.keyId === null || range.keyId === undefined
                   ? {}
                   : { key_id: range.keyId }),
+                ...(range.groupBy === undefined ? {} : { group_by: range.groupBy }),
               },
             },
           }),

@@ -1,4 +1,4 @@
-// Usage over time per key and per model, as line charts (Recharts); loaded on demand.
+// Usage over time per key, per model and per end user, as line charts (Recharts); loaded on demand.
 import { Card, SimpleGrid, Title } from '@mantine/core';
 import {
   CartesianGrid,
@@ -13,7 +13,7 @@ import {
 import type { paths } from '../api/client';
 
 type Usage = paths['/v1/usage']['get']['responses'][200]['content']['application/json'];
-type Metric = 'requests' | 'total_tokens' | 'average_latency_ms';
+type Metric = 'cost_usd' | 'requests' | 'total_tokens' | 'average_latency_ms';
 
 const palette = [
   '#1971c2',
@@ -59,7 +59,7 @@ function Chart({
       withBorder
       component="figure"
       m={0}
-      aria-label={`${title}: ${metric.replaceAll('_', ' ')} over time`}
+      aria-label={`${title}: ${metric === 'cost_usd' ? 'spend in US dollars' : metric.replaceAll('_', ' ')} over time`}
     >
       <Title order={3} size="h5" mb="xs" component="figcaption">
         {title}
@@ -95,11 +95,15 @@ export default function UsageCharts({ usage, metric }: { usage: Usage; metric: M
     .map((group) => ({ name: group.name ?? group.key_id ?? 'unattributed', points: group.points }));
   const byModel = usage.by_model
     .slice(0, 8)
-    .map((group) => ({ name: group.model ?? 'agent default / pipeline', points: group.points }));
+    .map((group) => ({ name: group.model ?? 'unknown', points: group.points }));
+  const byUser = usage.groups
+    .slice(0, 8)
+    .map((group) => ({ name: group.user ?? 'none given', points: group.points }));
   return (
-    <SimpleGrid cols={{ base: 1, lg: 2 }} data-testid="usage-charts">
+    <SimpleGrid cols={{ base: 1, lg: 3 }} data-testid="usage-charts">
       <Chart title="Per key" usage={usage} groups={byKey} metric={metric} />
       <Chart title="Per model" usage={usage} groups={byModel} metric={metric} />
+      <Chart title="Per end user" usage={usage} groups={byUser} metric={metric} />
     </SimpleGrid>
   );
 }

@@ -1,9 +1,11 @@
 // Health, features, models with availability and reasons, and recent activity.
 import { Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
+import type { paths } from '../api/client';
 import { queries } from '../api/queries';
 import { useAuth } from '../auth';
 import { ErrorAlert, Page, formatDate } from '../components/common';
+import { formatUsd } from './usage/money';
 
 function HealthCard() {
   const health = useQuery(queries.health());
@@ -96,16 +98,31 @@ function ModelsCard() {
   );
 }
 
-/** The latest requests and runs of the account (usage is for admin keys). */
+type Activity =
+  paths['/v1/usage']['get']['responses'][200]['content']['application/json']['recent_activity'][number];
+
+/** What an activity row was: a call (its model and route) or a run (its agent or pipeline, models). */
+function activityText(item: Activity): string {
+  const models = item.models.length > 0 ? item.models.join(', ') : (item.model ?? 'no model yet');
+  if (item.source === 'agent') return `agent ${item.agent_name ?? item.agent_id ?? ''} · ${models}`;
+  if (item.source === 'pipeline') {
+    return `pipeline ${item.pipeline_name ?? item.pipeline_id ?? ''} · ${models}`;
+  }
+  return `${item.model ?? 'a model'} · ${item.route ?? 'call'}`;
+}
+
+/** The latest calls and runs of the account (usage needs usage:read). */
 function RecentActivityCard() {
   const { hasScope } = useAuth();
-  const usage = useQuery({ ...queries.usage(), enabled: hasScope('admin') });
+  const usage = useQuery({ ...queries.usage(), enabled: hasScope('usage:read') });
   return (
     <Card withBorder>
       <Title order={3} size="h4" mb="xs">
         Recent activity
       </Title>
-      {!hasScope('admin') && <Text size="sm">Recent activity needs an admin key.</Text>}
+      {!hasScope('usage:read') && (
+        <Text size="sm">Recent activity needs a key with usage:read (or admin).</Text>
+      )}
       <ErrorAlert error={usage.error} />
       {usage.data && usage.data.recent_activity.length === 0 && <Text size="sm">Nothing yet.</Text>}
       {usage.data && usage.data.recent_activity.length > 0 && (
@@ -117,20 +134,20 @@ function RecentActivityCard() {
                 <Table.Th>What</Table.Th>
                 <Table.Th>Status</Table.Th>
                 <Table.Th>Tokens</Table.Th>
-                <Table.Th>Latency</Table.Th>
+                <Table.Th>Spend</Table.Th>
+                <Table.Th>Model time</Table.Th>
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {usage.data.recent_activity.map((item) => (
                 <Table.Tr key={item.id}>
                   <Table.Td>{formatDate(item.created_at)}</Table.Td>
-                  <Table.Td>
-                    {item.source === 'chat'
-                      ? `chat with ${item.model ?? 'a model'}`
-                      : `${item.source} run ${item.id}`}
-                  </Table.Td>
+                  <Table.Td>{activityText(item)}</Table.Td>
                   <Table.Td>{item.status}</Table.Td>
                   <Table.Td>{item.total_tokens}</Table.Td>
+                  <Table.Td>
+                    {item.cost_usd === null ? 'unpriced' : formatUsd(item.cost_usd)}
+                  </Table.Td>
                   <Table.Td>{item.latency_ms === null ? '—' : `${item.latency_ms} ms`}</Table.Td>
                 </Table.Tr>
               ))}

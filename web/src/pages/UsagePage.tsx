@@ -1,5 +1,7 @@
-// Usage: requests, tokens and latency over time, per key and per model (charts load on demand).
+// Usage: spend, requests, tokens and model time over time, per key, per model and per end user
+// (charts load on demand), read from the usage ledger; and the account's budgets.
 import {
+  Button,
   Card,
   Group,
   SegmentedControl,
@@ -15,13 +17,23 @@ import { lazy, Suspense, useState } from 'react';
 import type { paths } from '../api/client';
 import { queries } from '../api/queries';
 import { ErrorAlert, Page } from '../components/common';
+import { BudgetsSection } from './usage/BudgetsSection';
+import { formatUsd } from './usage/money';
 
 const UsageCharts = lazy(() => import('../components/UsageCharts'));
 
 type UsageTotals =
   paths['/v1/usage']['get']['responses'][200]['content']['application/json']['totals'];
 
-/** One grouping of the usage (by key, by model) as a table: requests, tokens, mean latency. */
+/** Spend in dollars, noting the calls whose price is unknown (not in the sum). */
+function spendText(totals: UsageTotals): string {
+  const unpriced = totals.unpriced_requests;
+  return unpriced === 0
+    ? formatUsd(totals.cost_usd)
+    : `${formatUsd(totals.cost_usd)} + ${unpriced} unpriced`;
+}
+
+/** One grouping of the usage (by key, model, user) as a table: spend, requests, tokens, latency. */
 function UsageTable({
   id,
   title,
@@ -42,6 +54,7 @@ function UsageTable({
         <Table.Thead>
           <Table.Tr>
             <Table.Th>{column}</Table.Th>
+            <Table.Th>Spend</Table.Th>
             <Table.Th>Requests</Table.Th>
             <Table.Th>Tokens</Table.Th>
             <Table.Th>Latency</Table.Th>
@@ -51,6 +64,7 @@ function UsageTable({
           {rows.map((row) => (
             <Table.Tr key={row.key}>
               <Table.Td>{row.label}</Table.Td>
+              <Table.Td>{spendText(row.totals)}</Table.Td>
               <Table.Td>{row.totals.requests}</Table.Td>
               <Table.Td>{row.totals.total_tokens}</Table.Td>
               <Table.Td>
@@ -69,7 +83,14 @@ function UsageTable({
 const ranges = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
 
 type Range = keyof typeof ranges;
-type Metric = 'requests' | 'total_tokens' | 'average_latency_ms';
+
+/** The export of the range's records (and the key's only, when one is chosen), as CSV. */
+function exportHref(range: Range, keyId: string | null): string {
+  const query = new URLSearchParams({ from: new Date(Date.now() - ranges[range]).toISOString() });
+  if (keyId !== null) query.set('key_id', keyId);
+  return `/v1/usage/export?${query.toString()}`;
+}
+type Metric = 'cost_usd' | 'requests' | 'total_tokens' | 'average_latency_ms';
 
 /** The period, the metric the charts show, and one key or all. */
 function Filters(props: {
@@ -105,6 +126,7 @@ function Filters(props: {
             value={metric}
             onChange={onMetric}
             data={[
+              { value: 'cost_usd', label: 'Spend' },
               { value: 'requests', label: 'Requests' },
               { value: 'total_tokens', label: 'Tokens' },
               { value: 'average_latency_ms', label: 'Latency' },
@@ -122,6 +144,9 @@ function Filters(props: {
           value={keyId}
           onChange={onKey}
         />
+        <Button component="a" variant="default" href={exportHref(range, keyId)} download>
+          Download CSV
+        </Button>
       </Group>
     </Card>
   );
@@ -129,7 +154,13 @@ function Filters(props: {
 
 function TotalsGrid({ totals }: { totals: UsageTotals }) {
   return (
-    <SimpleGrid cols={{ base: 2, md: 4 }}>
+    <SimpleGrid cols={{ base: 2, md: 5 }}>
+      <Card withBorder>
+        <Text size="sm">Spend</Text>
+        <Text fw={700} size="xl" data-testid="usage-spend">
+          {spendText(totals)}
+        </Text>
+      </Card>
       <Card withBorder>
         <Text size="sm">Requests</Text>
         <Text fw={700} size="xl" data-testid="usage-requests">
@@ -143,13 +174,13 @@ function TotalsGrid({ totals }: { totals: UsageTotals }) {
         </Text>
       </Card>
       <Card withBorder>
-        <Text size="sm">Average latency</Text>
+        <Text size="sm">Average model time</Text>
         <Text fw={700} size="xl">
           {totals.average_latency_ms === null ? '—' : `${Math.round(totals.average_latency_ms)} ms`}
         </Text>
       </Card>
       <Card withBorder>
-        <Text size="sm">Failed runs</Text>
+        <Text size="sm">Failed calls</Text>
         <Text fw={700} size="xl">
           {totals.failed}
         </Text>
@@ -160,10 +191,10 @@ function TotalsGrid({ totals }: { totals: UsageTotals }) {
 
 export default function UsagePage() {
   const [range, setRange] = useState<Range>('7d');
-  const [metric, setMetric] = useState<Metric>('requests');
+  const [metric, setMetric] = useState<Metric>('cost_usd');
   const [keyId, setKeyId] = useState<string | null>(null);
   const usage = useQuery({
-    ...queries.usage({ sinceMs: ranges[range], keyId }),
+    ...queries.usage({ sinceMs: ranges[range], keyId, groupBy: ['user'] }),
     placeholderData: keepPreviousData,
   });
   const totals = usage.data?.totals;
@@ -202,12 +233,23 @@ export default function UsagePage() {
             column="Model"
             rows={usage.data.by_model.map((group) => ({
               key: group.model ?? 'none',
-              label: group.model ?? 'agent default / pipeline',
+              label: group.model ?? 'unknown',
+              totals: group.totals,
+            }))}
+          />
+          <UsageTable
+            id="by-user"
+            title="By end user"
+            column="End user"
+            rows={usage.data.groups.map((group) => ({
+              key: group.user ?? 'none',
+              label: group.user ?? 'none given',
               totals: group.totals,
             }))}
           />
         </SimpleGrid>
       )}
+      <BudgetsSection />
     </Page>
   );
 }

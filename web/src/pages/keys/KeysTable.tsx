@@ -1,13 +1,21 @@
-// The account's keys, a page at a time, with their status and a revoke button (not for the key of
-// this very session).
+// The account's keys, a page at a time, with their status, their spend this month (UTC) and a revoke
+// button (not for the key of this very session).
 import { Badge, Button, Card, Code, Pagination, Table, Title } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { queries } from '../../api/queries';
+import { useAuth } from '../../auth';
 import { ErrorAlert, formatDate } from '../../components/common';
+import { formatUsd } from '../usage/money';
 import type { ApiKey } from './CreateKeyForm';
 
 const pageSize = 20;
+
+/** The start of this calendar month, UTC (budgets' months are UTC too). */
+function monthStart(): string {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+}
 
 function statusOf(key: ApiKey): { label: string; color: string } {
   if (key.revoked_at !== null) return { label: 'revoked', color: 'red.9' };
@@ -20,10 +28,13 @@ function statusOf(key: ApiKey): { label: string; color: string } {
 function KeyRow({
   apiKey: key,
   sessionKeyId,
+  spend,
   onRevoke,
 }: {
   apiKey: ApiKey;
   sessionKeyId: string | undefined;
+  /** The key's spend this month; undefined while unknown. */
+  spend: string | undefined;
   onRevoke: (key: ApiKey) => void;
 }) {
   const status = statusOf(key);
@@ -38,6 +49,7 @@ function KeyRow({
       <Table.Td>{key.allowed_ips.join(', ') || 'any'}</Table.Td>
       <Table.Td>{formatDate(key.expires_at)}</Table.Td>
       <Table.Td>{formatDate(key.last_used_at)}</Table.Td>
+      <Table.Td>{spend ?? '—'}</Table.Td>
       <Table.Td>
         <Badge color={status.color} variant="filled">
           {status.label}
@@ -74,6 +86,18 @@ export function KeysTable({
     ...queries.apiKeys({ limit: pageSize, offset: (page - 1) * pageSize }),
     placeholderData: keepPreviousData,
   });
+  const { hasScope } = useAuth();
+  const month = useQuery({
+    ...queries.usage({ from: monthStart() }),
+    enabled: hasScope('usage:read'),
+  });
+  const spendOf = (keyId: string): string | undefined => {
+    if (month.data === undefined) return undefined;
+    const group = month.data.by_key.find((item) => item.key_id === keyId);
+    if (group === undefined) return formatUsd(0);
+    const { cost_usd: cost, unpriced_requests: unpriced } = group.totals;
+    return unpriced === 0 ? formatUsd(cost) : `${formatUsd(cost)} + ${unpriced} unpriced`;
+  };
 
   return (
     <Card withBorder component="section" aria-labelledby="keys-title">
@@ -92,6 +116,7 @@ export function KeysTable({
               <Table.Th>IPs</Table.Th>
               <Table.Th>Expires</Table.Th>
               <Table.Th>Last used</Table.Th>
+              <Table.Th>Spend this month</Table.Th>
               <Table.Th>Status</Table.Th>
               <Table.Th>
                 <span className="skip-link">Actions</span>
@@ -100,7 +125,13 @@ export function KeysTable({
           </Table.Thead>
           <Table.Tbody>
             {keys.data?.api_keys.map((key) => (
-              <KeyRow key={key.id} apiKey={key} sessionKeyId={sessionKeyId} onRevoke={onRevoke} />
+              <KeyRow
+                key={key.id}
+                apiKey={key}
+                sessionKeyId={sessionKeyId}
+                spend={spendOf(key.id)}
+                onRevoke={onRevoke}
+              />
             ))}
           </Table.Tbody>
         </Table>
