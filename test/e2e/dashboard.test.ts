@@ -552,11 +552,28 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     for (const region of ['By key', 'By model', 'By end user', 'Budgets']) {
       await expect(page.getByRole('region', { name: region }).count(), region).resolves.toBe(1);
     }
-    // This server has no budgets API: the section says so rather than failing.
-    expect(await page.getByTestId('budgets-unavailable').textContent({ timeout: 10_000 })).toBe(
-      'Budgets are not available on this server.',
-    );
+    // A budget for the account: added, shown with its bar, changed, and deleted again (the fake
+    // models have no price, so later calls under it would be refused).
+    const budgets = page.getByRole('region', { name: 'Budgets' });
+    const form = budgets.getByRole('form', { name: 'New budget' });
+    await form.getByLabel(/^Limit \(USD\)/).fill('5');
+    await form.getByLabel('Soft limit (USD)').fill('4');
+    await form.getByRole('button', { name: 'Add budget' }).click();
+    const budget = budgets.getByRole('article', { name: 'Budget: The account · month' });
+    await budget.getByText('$0 spent and $0 reserved of $5.00 · soft limit $4.00').waitFor();
     await checkPage('usage');
+    await budget.getByRole('button', { name: 'Edit' }).click();
+    const change = budget.getByRole('form', { name: 'Change the budget' });
+    await change.getByLabel(/^Limit \(USD\)/).fill('7');
+    await change.getByLabel('Soft limit (USD)').fill('');
+    await change.getByRole('button', { name: 'Save' }).click();
+    await budget.getByText(/^\$0 spent and \$0 reserved of \$7\.00 · resets /).waitFor();
+    const listed = await context.request.get(`${served.origin}/v1/budgets`);
+    expect((await listed.json()) as unknown).toMatchObject({
+      budgets: [{ scope: 'account', limit_usd: 7, soft_limit_usd: null, period: 'month' }],
+    });
+    await budget.getByRole('button', { name: 'Delete the budget: The account · month' }).click();
+    await budgets.getByText('No budgets yet.').waitFor();
     // The records of the range as CSV, downloaded with the session.
     const href = await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
     expect(href).toMatch(/^\/v1\/usage\/export\?from=/);

@@ -32,9 +32,17 @@ function BudgetBar({ budget }: { budget: Budget }) {
   const label = `${formatUsd(budget.spent_usd)} spent and ${formatUsd(budget.reserved_usd)} reserved of ${formatUsd(limit)}`;
   return (
     <Stack gap={4}>
-      <Progress.Root size="lg" aria-label={label}>
-        <Progress.Section value={spent} color={spent >= 100 ? 'red.9' : 'blue.9'} />
-        <Progress.Section value={reserved} color="yellow.6" />
+      <Progress.Root size="lg">
+        <Progress.Section
+          value={spent}
+          color={spent >= 100 ? 'red.9' : 'blue.9'}
+          aria-label={`Spent: ${formatUsd(budget.spent_usd)} of ${formatUsd(limit)}`}
+        />
+        <Progress.Section
+          value={reserved}
+          color="yellow.6"
+          aria-label={`Reserved: ${formatUsd(budget.reserved_usd)} of ${formatUsd(limit)}`}
+        />
       </Progress.Root>
       <Text size="sm">
         {label}
@@ -55,7 +63,8 @@ function BudgetItem({ budget }: { budget: Budget }) {
       updateBudget(budget.id, {
         limit_usd: values.limit_usd,
         period: values.period,
-        ...(values.soft_limit_usd === undefined ? {} : { soft_limit_usd: values.soft_limit_usd }),
+        // An emptied soft limit is removed.
+        soft_limit_usd: values.soft_limit_usd ?? null,
       }),
     onSuccess: async () => {
       setEditing(false);

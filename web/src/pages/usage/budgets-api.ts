@@ -1,6 +1,5 @@
-// The budgets API (POST/GET/PATCH/DELETE /v1/budgets), by hand: its routes are not in every
-// server's OpenAPI document yet, so its shapes are written here from the contract rather than
-// generated. A server without budgets answers 404, which the page shows as such.
+// The budgets API (POST/GET/PATCH/DELETE /v1/budgets), its shapes as the contract gives them. A
+// server without budgets (an older one behind this dashboard) answers 404: the page says so.
 import { ApiCallError, sessionHeaders } from '../../api/client';
 
 export type BudgetScope = 'account' | 'key' | 'user';
@@ -29,7 +28,12 @@ export interface NewBudget {
   soft_limit_usd?: number;
 }
 
-export type BudgetChange = Partial<Pick<NewBudget, 'limit_usd' | 'period' | 'soft_limit_usd'>>;
+export interface BudgetChange {
+  limit_usd?: number;
+  period?: BudgetPeriod;
+  /** null removes the soft limit. */
+  soft_limit_usd?: number | null;
+}
 
 /** Budgets are not served here (the route answers 404). */
 export class BudgetsUnavailable extends Error {
@@ -48,17 +52,17 @@ async function call(method: string, path: string, body?: unknown): Promise<unkno
   });
   if (response.status === 204) return null;
   const payload: unknown = await response.json().catch(() => null);
-  if (response.status === 404 && method === 'GET' && path === '/v1/budgets') {
+  if (response.status === 404 && method === 'GET' && path.startsWith('/v1/budgets?')) {
     throw new BudgetsUnavailable();
   }
   if (!response.ok) throw new ApiCallError(response.status, payload);
   return payload;
 }
 
-/** The account's budgets; the list may come as `data` (the API's list form) or `budgets`. */
+/** The account's budgets (the first 100: more than the page can show as bars). */
 export async function listBudgets(): Promise<Budget[]> {
-  const payload = (await call('GET', '/v1/budgets')) as { data?: Budget[]; budgets?: Budget[] };
-  return payload.data ?? payload.budgets ?? [];
+  const payload = (await call('GET', '/v1/budgets?limit=100')) as { budgets: Budget[] };
+  return payload.budgets;
 }
 
 export const createBudget = (budget: NewBudget) => call('POST', '/v1/budgets', budget);
