@@ -11,6 +11,7 @@ import {
   type SpeechHarnessOptions,
 } from '../support/speech-harness.js';
 import { bearer, createKey } from '../support/test-app.js';
+import type { UpstreamBehaviour } from '../support/fake-upstream.js';
 import { connect, refusal, streamPcm, type TestSocket } from '../support/ws-client.js';
 
 /** The spoken numbers at 16 kHz (the WAV's header skipped), then a second of silence. */
@@ -315,11 +316,21 @@ describe.each(allDialects)(
     afterAll(() => harness.close());
 
     const longAnswer = Array.from({ length: 40 }, (_, index) => `Word${index}.`).join(' ');
+    /**
+     * Its first six words, then nothing more until the service hangs up: the answer is still in
+     * progress when the test acts on it, however slowly the machine runs (streamed in full, a
+     * loaded machine could let it end before the user's speech or the hang-up reached it).
+     */
+    const unfinishedAnswer = {
+      kind: 'reply',
+      content: longAnswer,
+      holdAfterChunks: 7,
+    } as const satisfies UpstreamBehaviour;
 
     it('interrupts the answer when the user speaks over it and aborts the model call', async () => {
       const { socket } = await open(harness);
       harness.upstream.reset();
-      harness.upstream.enqueueFor('chat', { kind: 'reply', content: longAnswer });
+      harness.upstream.enqueueFor('chat', unfinishedAnswer);
       socket.sendJson({ type: 'text', text: 'Tell me a long story.' });
       await socket.next('audio_response', 20_000);
       // How soon is the speech benchmark's to measure (npm run bench -- speech); here, that the
@@ -337,7 +348,7 @@ describe.each(allDialects)(
     it('aborts the model call when the client hangs up mid-answer', async () => {
       const { socket } = await open(harness);
       harness.upstream.reset();
-      harness.upstream.enqueueFor('chat', { kind: 'reply', content: longAnswer });
+      harness.upstream.enqueueFor('chat', unfinishedAnswer);
       socket.sendJson({ type: 'text', text: 'Another long story.' });
       await socket.next('text_response', 10_000);
       socket.close();
