@@ -4,7 +4,6 @@
 // (extracted from openai/openai-openapi, MIT); see test/fixtures/openai/README.md.
 //
 //   node scripts/vendor-openai-schemas.mjs [source folder, default ../shared/reference]
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,9 +76,7 @@ for (const [fileName, names] of Object.entries(roots)) {
   // The document's own order, so that a refresh shows as a small diff.
   const schemas = Object.fromEntries(Object.entries(all).filter(([name]) => kept.has(name)));
   const trimmed = { openapi: document.openapi, info: document.info, components: { schemas } };
+  // Written as JSON.stringify lays it out (.prettierignore leaves vendored data alone).
   writeFileSync(path.join(target, fileName), `${JSON.stringify(trimmed, null, 2)}\n`);
   process.stdout.write(`${fileName}: ${kept.size} of ${Object.keys(all).length} schemas\n`);
 }
-execFileSync(path.join(root, 'node_modules', '.bin', 'prettier'), ['--write', target], {
-  stdio: 'inherit',
-});
