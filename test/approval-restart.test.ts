@@ -116,7 +116,7 @@ describe.each(setups)('approval after a kill on $dialect.name', ({ dialect, redi
           }
         : {}),
     };
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));

@@ -76,7 +76,7 @@ beforeAll(async () => {
     MODEL_AUTO_PULL: 'false',
   };
   service = await startService(env, path.join(buildDirectory, 'main.js'));
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await service?.stop();

@@ -372,7 +372,7 @@ describe.each(allDialects)('the curl examples of the docs on $name', (dialect) =
           method: request.method,
           headers: request.headers,
           ...(body === undefined ? {} : { body }),
-          signal: AbortSignal.timeout(20_000),
+          signal: AbortSignal.timeout(100_000),
         });
         if (request.cookieJarOut !== undefined) {
           const jar = cookieJars.get(request.cookieJarOut) ?? new Map<string, string>();

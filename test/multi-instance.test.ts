@@ -133,7 +133,7 @@ describe.skipIf(postgres === undefined || !withRedis)(
           ),
         )),
       );
-    }, 60_000);
+    }, 180_000);
 
     afterAll(async () => {
       await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));

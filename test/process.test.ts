@@ -142,7 +142,7 @@ describe('the service process', () => {
     } finally {
       await service.stop();
     }
-  }, 90_000);
+  }, 180_000);
 
   it('generates a well-formed key without touching the database', async () => {
     const result = await runCli(['generate'], { DATABASE_URL: 'sqlite:/nonexistent/dir/x.db' });

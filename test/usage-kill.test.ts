@@ -81,7 +81,7 @@ describe.each(allDialects)('the usage ledger across a kill -9 on $name', (dialec
       MODELS_DIR: path.join(directory, 'models'),
       MODEL_AUTO_PULL: 'false',
     };
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));

@@ -131,7 +131,7 @@ describe.skipIf(unavailable !== null)('approving tool calls in Chromium', () => 
       colorScheme: 'light',
     });
     page = await context.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(60_000);
     problems = watchPageProblems(page);
     await page.goto(`${served.origin}/`);
     await page.getByLabel('API key').fill(served.adminKey);

@@ -109,7 +109,7 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
       colorScheme: 'light',
     });
     page = await context.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(60_000);
     problems = watchPageProblems(page);
   });
 

@@ -126,7 +126,7 @@ describe.each(allDialects)('hostile audio ($name)', remeasured, (dialect) => {
           final: offset + chunk >= base64.length,
         });
       }
-      const error = await socket.next('error', 30_000);
+      const error = await socket.next('error');
       expectAudioError(400, error as unknown as ErrorBody, name);
     }
     socket.sendJson({ type: 'text', text: 'Still here?' });
@@ -153,7 +153,7 @@ describe.each(allDialects)('hostile audio ($name)', remeasured, (dialect) => {
     // An odd number of bytes is not a whole sample: the last byte is dropped, not a failure.
     socket.socket.send(Buffer.from([1, 2, 3]));
     socket.sendJson({ type: 'text', text: 'Still here?' });
-    await socket.next('turn_end', 30_000);
+    await socket.next('turn_end');
     expect(
       socket.messages.filter(
         (message) =>

@@ -82,7 +82,7 @@ describe.each(allDialects)('sessions of revoked and expired keys on $name', (dia
       await other.app.close();
       await other.services.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('answers expired_api_key on every request once the key has expired', async () => {
     const key = await createKey(harness.app, harness.adminKey, {

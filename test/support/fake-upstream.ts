@@ -45,6 +45,12 @@ export interface ReplyBehaviour {
    * streamed). Default true, as OpenAI does.
    */
   logprobs?: boolean;
+  /**
+   * Streaming: sends this many events (the first, with the role, counted), then keeps the response
+   * open, sending nothing more, until the client goes away: an answer still in progress for as
+   * long as a test needs one, however slowly the machine runs.
+   */
+  holdAfterChunks?: number;
 }
 
 /** An HTTP error; `body` defaults to OpenAI's error shape for `status`, a string is sent as is. */
@@ -720,20 +726,23 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       return;
     }
 
+    const hold = behaviour.kind === 'reply' ? behaviour.holdAfterChunks : undefined;
+    const sending = hold === undefined ? events : events.slice(0, hold);
     if (chunkDelayMs === 0) {
       response.cork();
-      for (const event of events) response.write(event);
-      record.chunksSent = events.length;
-      response.end();
+      for (const event of sending) response.write(event);
+      record.chunksSent = sending.length;
+      if (hold === undefined) response.end();
       response.uncork();
-      return;
+    } else {
+      for (const [index, event] of sending.entries()) {
+        if (index >= 2 && !(await abortableSleep(chunkDelayMs, signal))) return;
+        response.write(event);
+        record.chunksSent = index + 1;
+      }
+      if (hold === undefined) response.end();
     }
-    for (const [index, event] of events.entries()) {
-      if (index >= 2 && !(await abortableSleep(chunkDelayMs, signal))) return;
-      response.write(event);
-      record.chunksSent = index + 1;
-    }
-    response.end();
+    if (hold !== undefined) await waitForAbort(signal);
   };
 
   const replyEmbeddings = (exchange: Exchange) => {

@@ -1,8 +1,9 @@
-// OpenAI's published JSON schemas (openai/openai-openapi, MIT), read in place from the shared
-// reference folder and compiled with Ajv's 2020-12 build, so tests can hold every response of the
-// OpenAI-compatible API to the letter of OpenAI's document: chat completions, models and errors
-// (openAISchemas()), and the Responses API and audio endpoints (openAISchemas('responses-audio')).
-import { existsSync, readFileSync } from 'node:fs';
+// OpenAI's published JSON schemas (openai/openai-openapi, MIT): the subset the suites use, vendored
+// in test/fixtures/openai/ (its README gives the source, the licence and how to refresh it), and
+// compiled with Ajv's 2020-12 build, so tests can hold every response of the OpenAI-compatible API
+// to the letter of OpenAI's document: chat completions, models and errors (openAISchemas()), and
+// the Responses API and audio endpoints (openAISchemas('responses-audio')).
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -16,24 +17,9 @@ const documents = {
 
 export type OpenAIDocument = keyof typeof documents;
 
-/**
- * The vendored document sits in `../shared/reference/` beside the repository (where CI puts it);
- * a worktree one level deeper (`wt/<name>`) finds it one folder further up.
- */
+/** The vendored document: the subset of OpenAI's that the suites use (test/fixtures/openai/). */
 export function openAISchemasPath(document: OpenAIDocument = 'chat'): string {
-  const fileName = documents[document];
-  const candidates = [
-    path.resolve(repositoryRoot, '../shared/reference', fileName),
-    path.resolve(repositoryRoot, '../../shared/reference', fileName),
-  ];
-  const found = candidates.find((candidate) => existsSync(candidate));
-  if (found === undefined) {
-    throw new Error(
-      `OpenAI's schemas (${fileName}) are not in ${candidates.join(' or ')}. ` +
-        'CI checks the shared folder out beside the repository; put it there to run this suite.',
-    );
-  }
-  return found;
+  return path.join(repositoryRoot, 'test', 'fixtures', 'openai', documents[document]);
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -91,7 +77,7 @@ export type OpenAISchemaName =
   | 'Model'
   | 'ErrorResponse';
 
-/** Schemas of the Responses and audio document (any of its `components.schemas` compiles). */
+/** Schemas of the Responses and audio document (any schema vendored in its fixture compiles). */
 export type OpenAIResponsesAudioSchemaName =
   | 'CreateTranscriptionResponseJson'
   | 'CreateTranscriptionResponseVerboseJson'

@@ -10,7 +10,10 @@ export interface Message {
 export interface TestSocket {
   socket: WebSocket;
   messages: Message[];
-  /** Resolves with the next message of `type` not yet taken (or already received). */
+  /**
+   * Resolves with the next message of `type` not yet taken (or already received); fails after
+   * `timeoutMs` (default 60 s), a limit that only stops a wait for a message that never comes.
+   */
   next(type: string, timeoutMs?: number): Promise<Message>;
   /** Resolves with the close code and reason. */
   closed: Promise<{ code: number; reason: string; at: number }>;
@@ -54,7 +57,7 @@ export function connect(
         socket,
         messages,
         closed,
-        next(type, timeoutMs = 15_000) {
+        next(type, timeoutMs = 60_000) {
           const waiting = messages.find((message) => message.type === type && !taken.has(message));
           if (waiting !== undefined) {
             taken.add(waiting);
