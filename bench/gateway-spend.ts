@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import path from 'node:path';
-import { cpuMs, freePort, startServer, stopProcess } from './support.js';
+import { cpuMs, freePort, machine, startServer, stopProcess, writeResults } from './support.js';
 
 const rounds = Number(process.env.BENCH_SPEND_ROUNDS ?? 6);
 const requestsPerRound = Number(process.env.BENCH_SPEND_REQUESTS_PER_ROUND ?? 500);
@@ -209,4 +209,26 @@ the same upstream, called in turns: ${spend.requests_each} sequential requests o
 
 (ms of the server process's user + system CPU time per request)
 `;
+}
+
+/** `BENCH_GATEWAY_PART=spend npm run bench -- gateway`: this section alone, in its own files. */
+export function reportSpend(spend: SpendResult): void {
+  const passed = spend.plain_ratio <= spendTarget && spend.streamed_ratio <= spendTarget;
+  const when = new Date().toISOString();
+  const info = machine();
+  const command = 'BENCH_GATEWAY_PART=spend npm run bench -- gateway';
+  const markdown = `# Gateway benchmark, spend section — ${when}
+
+\`${command}\` · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}.
+
+${spendMarkdown(spend)}
+${passed ? 'Target met.' : 'Target NOT met.'}
+`;
+  const file = writeResults(
+    'gateway-spend',
+    { benchmark: 'gateway-spend', when, command, machine: info, spend, passed },
+    markdown,
+  );
+  process.stdout.write(`\n${markdown}\nwritten to ${file}\n`);
+  if (!passed) process.exitCode = 1;
 }

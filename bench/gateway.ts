@@ -14,6 +14,7 @@ import autocannon from 'autocannon';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import {
   measureSpendOverhead,
+  reportSpend,
   spendMarkdown,
   spendTarget,
   type SpendResult,
@@ -235,6 +236,11 @@ export async function runGatewayBenchmark(): Promise<void> {
         `${upstreamUrl}/models`,
       ),
     );
+    if (process.env.BENCH_GATEWAY_PART === 'spend') {
+      // Only the spend section (results in gateway-spend.{json,md}).
+      reportSpend(await measureSpendOverhead(directory, upstreamUrl, adminKey));
+      return;
+    }
     const barePort = await freePort();
     const bareProcess = await startServer(
       process.execPath,
