@@ -1,7 +1,12 @@
 // The budgets' request and answer shapes (TypeBox): what Fastify validates and the OpenAPI
 // document lists. Every string and number is bounded.
 import Type from 'typebox';
-import { ObjectIdSchema, Timestamp, UserIdSchema } from '../../http/schemas/common.js';
+import {
+  commonParameters,
+  ObjectIdSchema,
+  Timestamp,
+  UserIdSchema,
+} from '../../http/schemas/common.js';
 
 /** Dollars a limit may be: up to a billion (a micro-dollar count well inside 2^53). */
 const Usd = (description: string) =>
@@ -30,6 +35,9 @@ const SoftLimit = Type.Union([Usd('USD'), Type.Null()], {
 
 export const CreateBudgetBody = Type.Object(
   {
+    // The spec's common parameters are taken (and unused) as on every body; `user_id` here names
+    // a `user` budget's end user.
+    ...commonParameters(),
     scope: ScopeSchema,
     key_id: Type.Optional(
       Type.String({
@@ -52,6 +60,7 @@ export const CreateBudgetBody = Type.Object(
 
 export const UpdateBudgetBody = Type.Object(
   {
+    ...commonParameters(),
     limit_usd: Type.Optional(Usd('The new limit, in USD.')),
     soft_limit_usd: Type.Optional(SoftLimit),
     period: Type.Optional(PeriodSchema),
