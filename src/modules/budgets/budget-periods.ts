@@ -22,8 +22,20 @@ function isoDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/** Each period's window of the last day asked for: within a UTC day every window stays the same. */
+const lastWindows = new Map<BudgetPeriod, { dayStartMs: number; window: BudgetWindow }>();
+
 /** The window of `period` that holds the instant `nowMs`. */
 export function windowOf(period: BudgetPeriod, nowMs: number): BudgetWindow {
+  const dayStartMs = nowMs - (((nowMs % day) + day) % day);
+  const last = lastWindows.get(period);
+  if (last !== undefined && last.dayStartMs === dayStartMs) return last.window;
+  const window = computeWindow(period, nowMs);
+  lastWindows.set(period, { dayStartMs, window });
+  return window;
+}
+
+function computeWindow(period: BudgetPeriod, nowMs: number): BudgetWindow {
   const now = new Date(nowMs);
   const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   switch (period) {

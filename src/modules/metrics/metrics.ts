@@ -215,6 +215,14 @@ export class PlatformMetrics implements ModelCallObserver, UsageObserver {
 
   private readonly accountLabels = new Set<string>();
 
+  private readonly usageCounters = new Map<
+    string,
+    Record<
+      'cost' | 'unpriced' | 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'reasoning',
+      { inc(value?: number): void }
+    >
+  >();
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     // process_*, nodejs_eventloop_lag_*, nodejs_heap_*, nodejs_gc_duration_seconds, …
     if (options.defaultMetrics !== false) {
@@ -276,24 +284,41 @@ export class PlatformMetrics implements ModelCallObserver, UsageObserver {
   /** A model call's ledger record: its cost and tokens, by account and model. */
   usageRecorded(usage: UsageRecord): void {
     record(() => {
-      const account = this.accountLabel(usage.accountId);
-      const { model } = usage;
-      if (usage.costMicros === null) {
-        this.usageUnpriced.inc(labelSet({ account, model }));
-      } else if (usage.costMicros > 0) {
-        this.usageCost.inc(labelSet({ account, model }), usage.costMicros / 1_000_000);
-      }
-      const tokens = {
-        input: usage.usage.inputTokens,
-        output: usage.usage.outputTokens,
-        cached_input: usage.usage.cachedInputTokens,
-        cache_write: usage.usage.cacheWriteTokens,
-        reasoning: usage.usage.reasoningTokens,
-      };
-      for (const [type, count] of Object.entries(tokens)) {
-        if (count > 0) this.usageTokens.inc(labelSet({ account, model, type }), count);
-      }
+      const counters = this.usageCountersOf(this.accountLabel(usage.accountId), usage.model);
+      if (usage.costMicros === null) counters.unpriced.inc();
+      else if (usage.costMicros > 0) counters.cost.inc(usage.costMicros / 1_000_000);
+      const { inputTokens, outputTokens, cachedInputTokens, cacheWriteTokens, reasoningTokens } =
+        usage.usage;
+      if (inputTokens > 0) counters.input.inc(inputTokens);
+      if (outputTokens > 0) counters.output.inc(outputTokens);
+      if (cachedInputTokens > 0) counters.cachedInput.inc(cachedInputTokens);
+      if (cacheWriteTokens > 0) counters.cacheWrite.inc(cacheWriteTokens);
+      if (reasoningTokens > 0) counters.reasoning.inc(reasoningTokens);
     });
+  }
+
+  /**
+   * An account's and model's usage counters, labelled once and kept (every call is counted: a
+   * label set checked and hashed per call was a measurable share of its metering). As many as
+   * account labels (capped) times catalog models.
+   */
+  private usageCountersOf(account: string, model: string) {
+    const key = `${account}\u0000${model}`;
+    let counters = this.usageCounters.get(key);
+    if (counters === undefined) {
+      const tokens = (type: string) => this.usageTokens.labels(labelSet({ account, model, type }));
+      counters = {
+        cost: this.usageCost.labels(labelSet({ account, model })),
+        unpriced: this.usageUnpriced.labels(labelSet({ account, model })),
+        input: tokens('input'),
+        output: tokens('output'),
+        cachedInput: tokens('cached_input'),
+        cacheWrite: tokens('cache_write'),
+        reasoning: tokens('reasoning'),
+      };
+      this.usageCounters.set(key, counters);
+    }
+    return counters;
   }
 
   /** The account's label value: its id, or `other` past the first `maxAccountLabels`. */
