@@ -277,26 +277,22 @@ describe.each(allDialects)('ToolAgent on $name', (dialect) => {
     });
     // Only the model turn so far: the tool was not called.
     expect(chatRequests()).toHaveLength(1);
-    // The time it worked until it paused is kept; a person's wait is not added to it.
+    // The time it worked until it paused is kept (a person's wait is not added to it: the
+    // execution module's unit test of workStart).
     expect(paused.execution_time_ms).toEqual(expect.any(Number));
-    await new Promise((resolve) => setTimeout(resolve, 250));
     harness.upstream.enqueueFor('chat', { kind: 'reply', content: 'Refunds take 14 days.' });
-    const decided = Date.now();
     const approved = await call('POST', `/v1/executions/${body.execution_id}/approve`, {
       arguments: { query: 'refunds' },
     });
     expect(approved.statusCode, approved.body).toBe(200);
     // The run goes on in the background; its events end with its end.
     const told = await events(body.execution_id);
-    const ended = Date.now();
     expect(told.map((event) => event.type)).toContain('approval-required');
     expect(told.at(-1)).toMatchObject({ type: 'execution-end', status: 'completed' });
     const done = await execution(body.execution_id);
     expect(done.output).toMatchObject({ answer: 'Refunds take 14 days.' });
-    // Its time: what it worked before the pause, and after the decision (never the wait).
-    expect(done.execution_time_ms! - paused.execution_time_ms!).toBeLessThanOrEqual(
-      ended - decided + 1,
-    );
+    // Its time goes on from what it had worked when it paused.
+    expect(done.execution_time_ms).toBeGreaterThanOrEqual(paused.execution_time_ms!);
     const toolStep = done.steps.find((step) => step.kind === 'tool')!;
     expect(toolStep).toMatchObject({
       status: 'completed',
