@@ -3,10 +3,9 @@
 // off (USAGE_LEDGER=false), both started here over the same fake upstream and called in turns, so
 // drift on a shared machine hits both alike. Target: at most +10 %.
 import type { ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import path from 'node:path';
-import { cpuMs, freePort, machine, startServer, stopProcess, writeResults } from './support.js';
+import { startGatewayPlatform } from './gateway-platform.js';
+import { cpuMs, machine, stopProcess, writeResults } from './support.js';
 
 const rounds = Number(process.env.BENCH_SPEND_ROUNDS ?? 6);
 const requestsPerRound = Number(process.env.BENCH_SPEND_REQUESTS_PER_ROUND ?? 500);
@@ -63,46 +62,16 @@ async function startPlatform(
   adminKey: string,
   metered: boolean,
 ): Promise<{ platform: Platform; server: ChildProcess }> {
-  const configFile = path.join(directory, `${name}.config.json`);
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      default_model: 'bench-upstream',
-      models: [
-        {
-          name: 'bench-upstream',
-          provider: 'openai-compatible',
-          model: 'gpt-4o-mini',
-          base_url: upstreamUrl,
-          max_tokens: 1024,
-          context_length: 8192,
-          pricing: { input_per_mtok: 0.15, cached_input_per_mtok: 0.075, output_per_mtok: 0.6 },
-        },
-      ],
-      rate_limits: {
-        default_tier: 'bench',
-        tiers: { bench: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } },
-      },
-    }),
-  );
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = await startServer(
-    process.execPath,
+  const { server, base } = await startGatewayPlatform({
+    directory,
+    name,
+    upstreamUrl,
+    adminKey,
+    pricing: { input_per_mtok: 0.15, cached_input_per_mtok: 0.075, output_per_mtok: 0.6 },
+    env: { USAGE_LEDGER: String(metered) },
     // To profile the two: BENCH_SPEND_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
-    [...(process.env.BENCH_SPEND_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/main.js'],
-    {
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${path.join(directory, `${name}.db`)}`,
-      PLATFORM_ADMIN_KEY: adminKey,
-      PLATFORM_CONFIG: configFile,
-      MODEL_AUTO_PULL: 'false',
-      LOG_LEVEL: 'info',
-      USAGE_LEDGER: String(metered),
-    },
-    path.join(directory, `${name}.log`),
-    `${base}/v1/health`,
-  );
+    nodeArgs: (process.env.BENCH_SPEND_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  });
   const created = await json(`${base}/v1/api-keys`, adminKey, {
     name: 'bench',
     scopes: ['chat:write', 'models:read'],

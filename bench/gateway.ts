@@ -6,12 +6,13 @@
 // a ratio to direct — and turns stored per second by /v1/chat. Targets (issue 13): added p50
 // ≤ 0.7 ms, throughput ≥ 0.45× direct at concurrency 50, CPU ≤ 0.45 ms per plain request and
 // ≤ 0.9 ms per streamed one, streamed time to first token added ≤ 0.7 ms.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
+import { startGatewayPlatform } from './gateway-platform.js';
 import {
   measureSpendOverhead,
   reportSpend,
@@ -259,43 +260,15 @@ export async function runGatewayBenchmark(): Promise<void> {
       `http://127.0.0.1:${fastifyPort}/`,
     );
     servers.push(fastifyProcess);
-    const configFile = path.join(directory, 'platform.config.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        default_model: 'bench-upstream',
-        models: [
-          {
-            name: 'bench-upstream',
-            provider: 'openai-compatible',
-            model: 'gpt-4o-mini',
-            base_url: upstreamUrl,
-            max_tokens: 1024,
-            context_length: 8192,
-          },
-        ],
-        rate_limits: {
-          default_tier: 'bench',
-          tiers: { bench: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } },
-        },
-      }),
-    );
-    const platformPort = await freePort();
-    const platformProcess = await startServer(
-      process.execPath,
-      ['dist/main.js'],
-      {
-        PORT: String(platformPort),
-        DATABASE_URL: `sqlite:${path.join(directory, 'platform.db')}`,
-        PLATFORM_ADMIN_KEY: adminKey,
-        PLATFORM_CONFIG: configFile,
-        MODEL_AUTO_PULL: 'false',
-        LOG_LEVEL: 'info',
-        ...(requestLogSample === undefined ? {} : { REQUEST_LOG_SAMPLE: requestLogSample }),
-      },
-      path.join(directory, 'platform.log'),
-      `http://127.0.0.1:${platformPort}/v1/health`,
-    );
+    const started = await startGatewayPlatform({
+      directory,
+      name: 'platform',
+      upstreamUrl,
+      adminKey,
+      env: requestLogSample === undefined ? {} : { REQUEST_LOG_SAMPLE: requestLogSample },
+    });
+    const platformProcess = started.server;
+    const platformPort = Number(new URL(started.base).port);
     servers.push(platformProcess);
     const auth = { authorization: `Bearer ${adminKey}` };
     const direct: Target = { url: `${upstreamUrl}/chat/completions`, headers: {} };

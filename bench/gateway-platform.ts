@@ -1,0 +1,66 @@
+// The platform as the gateway benchmarks run it: the built service (`dist/main.js`) on a SQLite
+// file, its one model `bench-upstream` over the fake upstream, rate limits out of the way.
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { freePort, startServer } from './support.js';
+
+export interface GatewayPlatformOptions {
+  directory: string;
+  /** Names its config, database and log files in `directory`. */
+  name: string;
+  upstreamUrl: string;
+  adminKey: string;
+  /** The model's `pricing`, if any. */
+  pricing?: Record<string, number>;
+  /** More environment for the service. */
+  env?: Record<string, string>;
+  /** Node's own arguments (a profiler's), before the script. */
+  nodeArgs?: string[];
+}
+
+export async function startGatewayPlatform(
+  options: GatewayPlatformOptions,
+): Promise<{ server: ChildProcess; base: string }> {
+  const { directory, name, upstreamUrl, adminKey } = options;
+  const configFile = path.join(directory, `${name}.config.json`);
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      default_model: 'bench-upstream',
+      models: [
+        {
+          name: 'bench-upstream',
+          provider: 'openai-compatible',
+          model: 'gpt-4o-mini',
+          base_url: upstreamUrl,
+          max_tokens: 1024,
+          context_length: 8192,
+          ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
+        },
+      ],
+      rate_limits: {
+        default_tier: 'bench',
+        tiers: { bench: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } },
+      },
+    }),
+  );
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = await startServer(
+    process.execPath,
+    [...(options.nodeArgs ?? []), 'dist/main.js'],
+    {
+      PORT: String(port),
+      DATABASE_URL: `sqlite:${path.join(directory, `${name}.db`)}`,
+      PLATFORM_ADMIN_KEY: adminKey,
+      PLATFORM_CONFIG: configFile,
+      MODEL_AUTO_PULL: 'false',
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    path.join(directory, `${name}.log`),
+    `${base}/v1/health`,
+  );
+  return { server, base };
+}
