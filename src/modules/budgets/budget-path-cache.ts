@@ -3,6 +3,7 @@
 // call, and a path with no budget (most calls) costs nothing more. A budget created, changed or
 // deleted on this instance is seen at once (the cache is emptied); on another instance within a
 // second. Bounded in entries; the least recently read path goes first.
+import { LRUCache } from 'lru-cache';
 import type { Budget, BudgetPath, BudgetsRepository } from './budgets.repository.js';
 
 /** How long a path's budgets are kept. */
@@ -12,34 +13,23 @@ const maxPaths = 10_000;
 type Repository = Pick<BudgetsRepository, 'onPath' | 'ledgerSpend'>;
 
 export class BudgetPathCache implements Repository {
-  private readonly paths = new Map<string, { readAtMs: number; budgets: Promise<Budget[]> }>();
+  private readonly paths = new LRUCache<string, Promise<Budget[]>>({
+    max: maxPaths,
+    ttl: budgetPathTtlMs,
+  });
 
-  constructor(
-    private readonly repository: Repository,
-    private readonly now: () => number,
-  ) {}
+  constructor(private readonly repository: Repository) {}
 
   onPath(path: BudgetPath): Promise<Budget[]> {
     const key = `${path.accountId}\u0000${path.apiKeyId ?? ''}\u0000${path.endUser ?? ''}`;
-    const nowMs = this.now();
     const kept = this.paths.get(key);
-    if (kept !== undefined) {
-      this.paths.delete(key);
-      if (nowMs - kept.readAtMs < budgetPathTtlMs) {
-        this.paths.set(key, kept);
-        return kept.budgets;
-      }
-    }
+    if (kept !== undefined) return kept;
     const budgets = this.repository.onPath(path);
     // A failed read is not kept: the next call asks again (and the gate decides what a failure means).
     budgets.catch(() => {
-      if (this.paths.get(key)?.budgets === budgets) this.paths.delete(key);
+      if (this.paths.get(key) === budgets) this.paths.delete(key);
     });
-    if (this.paths.size >= maxPaths) {
-      const oldest = this.paths.keys().next();
-      if (oldest.done !== true) this.paths.delete(oldest.value);
-    }
-    this.paths.set(key, { readAtMs: nowMs, budgets });
+    this.paths.set(key, budgets);
     return budgets;
   }
 

@@ -3,6 +3,7 @@
 // runs one call's check and reservation at a time, so it is exact without a lock; after a restart
 // the windows are seeded from the ledger again (what a kill -9 took from the ledger, at most its
 // flush interval, is what they miss). Reservations die with the process, as their calls do.
+import { LRUCache } from 'lru-cache';
 import type {
   BudgetStore,
   Reservation,
@@ -26,7 +27,7 @@ const maxWindows = 100_000;
 
 export class MemoryBudgetStore implements BudgetStore {
   /** Each budget's current window, by budget id; a seed being read is shared by its callers. */
-  private readonly windows = new Map<string, Window>();
+  private readonly windows = new LRUCache<string, Window>({ max: maxWindows });
   private readonly seeding = new Map<string, Promise<Window>>();
 
   async reserve(
@@ -109,12 +110,8 @@ export class MemoryBudgetStore implements BudgetStore {
     const current = this.windows.get(budgetId);
     // Two seeds of one window raced (one finished first): the first stays, with what it counted.
     if (current !== undefined && current.name === window.name) return;
-    this.windows.delete(budgetId);
-    if (this.windows.size >= maxWindows) {
-      // The oldest kept window goes (a deleted budget's, or one long unused): read again if needed.
-      const oldest = this.windows.keys().next();
-      if (oldest.done !== true) this.windows.delete(oldest.value);
-    }
+    // Past the bound, the least recently used window goes (a deleted budget's, one long unused):
+    // read from the ledger again if needed.
     this.windows.set(budgetId, window);
   }
 }

@@ -43,7 +43,7 @@ export function createBudgetsModule(dependencies: BudgetsModuleDependencies): Bu
   const { storage, keys, logger, now } = dependencies;
   const store = storeOf(dependencies);
   const budgets = new BudgetsRepository(storage.db);
-  const paths = new BudgetPathCache(budgets, now);
+  const paths = new BudgetPathCache(budgets);
   const gate = new StoreBudgetGate({
     budgets: paths,
     store,
