@@ -2,13 +2,16 @@
 // the usage ledger and a budget on the calling key, against the same build with metering switched
 // off (USAGE_LEDGER=false), both started here over the same fake upstream and called in turns, so
 // drift on a shared machine hits both alike. Target: at most +10 %.
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { cpus } from 'node:os';
 import { Agent, request } from 'node:http';
 import { startGatewayPlatform } from './gateway-platform.js';
 import { cpuMs, machine, stopProcess, writeResults } from './support.js';
 
-const rounds = Number(process.env.BENCH_SPEND_ROUNDS ?? 6);
-const requestsPerRound = Number(process.env.BENCH_SPEND_REQUESTS_PER_ROUND ?? 500);
+const rounds = Number(process.env.BENCH_SPEND_ROUNDS ?? 20);
+const requestsPerRound = Number(process.env.BENCH_SPEND_REQUESTS_PER_ROUND ?? 300);
+const pairs = Number(process.env.BENCH_SPEND_PAIRS ?? 4);
+const warmUpRounds = Number(process.env.BENCH_SPEND_WARM_UP_ROUNDS ?? 8);
 export const spendTarget = 1.1;
 
 interface Platform {
@@ -95,17 +98,45 @@ const body = (stream: boolean) =>
     ...(stream ? { stream: true } : {}),
   });
 
-async function cpuOf(platform: Platform, stream: boolean): Promise<number> {
+async function run(platform: Platform, stream: boolean): Promise<void> {
   const payload = body(stream);
-  const before = cpuMs(platform.pid);
   for (let index = 0; index < requestsPerRound; index += 1) {
     const status = await post(`${platform.base}/chat/completions`, platform.key, payload);
     if (status !== 200) throw new Error(`the platform answered ${status}`);
   }
-  return cpuMs(platform.pid) - before;
+}
+
+/**
+ * A platform's CPU time, each reading charged to the segment of requests before it: from the
+ * start of one segment to the start of its next, so that what the platform does after its
+ * requests — the ledger's flush up to 250 ms later, while the other platform is called — is
+ * counted with them.
+ */
+class CpuAccount {
+  private last: number;
+  private pending: 'plain' | 'streamed' | null = null;
+  readonly ms = { plain: 0, streamed: 0 };
+
+  constructor(private readonly platform: Platform) {
+    this.last = cpuMs(platform.pid);
+  }
+
+  /** Charges what was used since the last reading to the segment before it. */
+  read(): void {
+    const now = cpuMs(this.platform.pid);
+    if (this.pending !== null) this.ms[this.pending] += now - this.last;
+    this.last = now;
+  }
+
+  async segment(stream: boolean, counted: boolean): Promise<void> {
+    this.read();
+    this.pending = counted ? (stream ? 'streamed' : 'plain') : null;
+    await run(this.platform, stream);
+  }
 }
 
 export interface SpendResult {
+  pairs: number;
   requests_each: number;
   unmetered_plain_ms: number;
   metered_plain_ms: number;
@@ -113,55 +144,131 @@ export interface SpendResult {
   metered_streamed_ms: number;
   plain_ratio: number;
   streamed_ratio: number;
+  /** Each pair of processes' own ratios, to show the spread between runs. */
+  pair_ratios: Array<{ plain: number; streamed: number }>;
 }
 
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
-/** Starts the two platforms, measures them in turns, and stops them. */
-export async function measureSpendOverhead(
+interface Totals {
+  up: number;
+  mp: number;
+  us: number;
+  ms: number;
+}
+
+/**
+ * On a machine of several cores, the two platforms run on the same core and everything else (this
+ * client, the upstream) elsewhere: a process the scheduler moves between cores, or that shares
+ * one with the client at times, varies by several per cent between runs of the same build.
+ */
+const serverCore = cpus().length - 1;
+export function pin(pid: number, core: number): void {
+  if (cpus().length < 2) return;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
+  } catch {
+    // No taskset: the processes run where the scheduler puts them.
+  }
+}
+
+/** Everything but the platforms: on the cores they do not run on. */
+export function pinOthers(pid: number): void {
+  if (cpus().length >= 2) pin(pid, 0);
+}
+
+/** Starts a pair of platforms, measures them in turns, and stops them. */
+async function measurePair(
   directory: string,
+  name: string,
   upstreamUrl: string,
   adminKey: string,
-): Promise<SpendResult> {
-  const unmetered = await startPlatform(directory, 'unmetered', upstreamUrl, adminKey, false);
-  const metered = await startPlatform(directory, 'metered', upstreamUrl, adminKey, true);
+  meteredFirst: boolean,
+): Promise<Totals> {
+  // Which starts first alternates from pair to pair: of two processes of the same build (both
+  // unmetered), the one started second used 1-4 % more CPU per request in three runs here.
+  const start = (metered: boolean) =>
+    startPlatform(directory, `${name}-${metered ? 'on' : 'off'}`, upstreamUrl, adminKey, metered);
+  const first = await start(meteredFirst);
+  const second = await start(!meteredFirst);
+  const [unmetered, metered] = meteredFirst ? [second, first] : [first, second];
   const servers = [unmetered, metered];
+  for (const { server } of servers) pin(server.pid!, serverCore);
   try {
-    const totals = { up: 0, mp: 0, us: 0, ms: 0 };
-    // Warm-up: JIT, connections, the key and budget caches.
-    for (const { platform } of servers) {
-      await cpuOf(platform, false);
-      await cpuOf(platform, true);
+    const accounts = new Map(servers.map(({ platform }) => [platform, new CpuAccount(platform)]));
+    // Warm-up: JIT (a process's CPU per request still falls over its first few thousand
+    // requests), connections, the key and budget caches.
+    for (let round = 0; round < warmUpRounds; round += 1) {
+      for (const account of accounts.values()) {
+        await account.segment(false, false);
+        await account.segment(true, false);
+      }
     }
     for (let round = 0; round < rounds; round += 1) {
       // Which goes first alternates, so that neither always follows the other's garbage.
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const { platform } of order) {
-        const plain = await cpuOf(platform, false);
-        const streamed = await cpuOf(platform, true);
-        if (platform === metered.platform) {
-          totals.mp += plain;
-          totals.ms += streamed;
-        } else {
-          totals.up += plain;
-          totals.us += streamed;
-        }
+        const account = accounts.get(platform)!;
+        await account.segment(false, true);
+        await account.segment(true, true);
       }
     }
-    const requests = rounds * requestsPerRound;
-    return {
-      requests_each: requests,
-      unmetered_plain_ms: round3(totals.up / requests),
-      metered_plain_ms: round3(totals.mp / requests),
-      unmetered_streamed_ms: round3(totals.us / requests),
-      metered_streamed_ms: round3(totals.ms / requests),
-      plain_ratio: round3(totals.mp / totals.up),
-      streamed_ratio: round3(totals.ms / totals.us),
-    };
+    // The last segments' flushes.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const account of accounts.values()) account.read();
+    const on = accounts.get(metered.platform)!.ms;
+    const off = accounts.get(unmetered.platform)!.ms;
+    const totals = { up: off.plain, mp: on.plain, us: off.streamed, ms: on.streamed };
+    return totals;
   } finally {
-    agent.destroy();
     for (const { server } of servers) await stopProcess(server);
   }
+}
+
+/**
+ * Measures `pairs` pairs of processes one after the other: two processes of one build differ by
+ * a few per cent from JIT and garbage-collection timing alone, so one pair says little.
+ */
+export async function measureSpendOverhead(
+  directory: string,
+  upstreamUrl: string,
+  adminKey: string,
+): Promise<SpendResult> {
+  const all = { up: 0, mp: 0, us: 0, ms: 0 };
+  const pairRatios: SpendResult['pair_ratios'] = [];
+  try {
+    for (let pair = 0; pair < pairs; pair += 1) {
+      const totals = await measurePair(
+        directory,
+        `spend${pair}`,
+        upstreamUrl,
+        adminKey,
+        pair % 2 === 1,
+      );
+      pairRatios.push({
+        plain: round3(totals.mp / totals.up),
+        streamed: round3(totals.ms / totals.us),
+      });
+      all.up += totals.up;
+      all.mp += totals.mp;
+      all.us += totals.us;
+      all.ms += totals.ms;
+    }
+  } finally {
+    agent.destroy();
+  }
+  const requests = pairs * rounds * requestsPerRound;
+  return {
+    pairs,
+    requests_each: requests,
+    unmetered_plain_ms: round3(all.up / requests),
+    metered_plain_ms: round3(all.mp / requests),
+    unmetered_streamed_ms: round3(all.us / requests),
+    metered_streamed_ms: round3(all.ms / requests),
+    plain_ratio: round3(all.mp / all.up),
+    streamed_ratio: round3(all.ms / all.us),
+    pair_ratios: pairRatios,
+  };
 }
 
 export function spendMarkdown(spend: SpendResult): string {
@@ -169,14 +276,17 @@ export function spendMarkdown(spend: SpendResult): string {
 
 The platform with metering on (a usage record per call, a month budget on the calling key,
 SQLite, no Redis) against the same build with \`USAGE_LEDGER=false\`, each its own process over
-the same upstream, called in turns: ${spend.requests_each} sequential requests of each kind on each.
+the same upstream, called in turns (after a warm-up): ${spend.requests_each} sequential requests of
+each kind on each, over ${spend.pairs} pairs of processes started one after the other (each
+pair's ratios: ${spend.pair_ratios.map((pair) => `${pair.plain} / ${pair.streamed}`).join(', ')}).
 
 | | metering off | ledger + key budget | ratio | target |
 |---|---:|---:|---:|---:|
 | plain | ${spend.unmetered_plain_ms} | ${spend.metered_plain_ms} | **${spend.plain_ratio}** | ≤ ${spendTarget} |
 | streamed | ${spend.unmetered_streamed_ms} | ${spend.metered_streamed_ms} | **${spend.streamed_ratio}** | ≤ ${spendTarget} |
 
-(ms of the server process's user + system CPU time per request)
+(ms of the server process's user + system CPU time per request, what it did after a segment of
+requests — the ledger's flush — counted with them)
 `;
 }
 

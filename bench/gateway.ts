@@ -15,6 +15,7 @@ import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { startGatewayPlatform } from './gateway-platform.js';
 import {
   measureSpendOverhead,
+  pinOthers,
   reportSpend,
   spendMarkdown,
   spendTarget,
@@ -239,6 +240,8 @@ export async function runGatewayBenchmark(): Promise<void> {
     );
     if (process.env.BENCH_GATEWAY_PART === 'spend') {
       // Only the spend section (results in gateway-spend.{json,md}).
+      pinOthers(process.pid);
+      pinOthers(servers[0]!.pid!);
       reportSpend(await measureSpendOverhead(directory, upstreamUrl, adminKey));
       return;
     }

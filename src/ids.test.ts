@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { base62Alphabet, newId, randomBase62 } from './ids.js';
+import { base62Alphabet, newId, newTimeOrderedId, randomBase62 } from './ids.js';
 
 describe('ids', () => {
   it('are prefixed, 22 base62 characters, and never repeat', () => {
@@ -18,5 +18,14 @@ describe('ids', () => {
       expect(count).toBeGreaterThan(2000 - 5 * 44);
       expect(count).toBeLessThan(2000 + 5 * 44);
     }
+  });
+
+  it('made in time order sort in time order, in the same form, and never repeat', () => {
+    const times = [0, 61, 62, 3_843, 1_700_000_000_000, 1_700_000_000_001, 1_800_000_000_000];
+    const ordered = times.map((time) => newTimeOrderedId('use', time));
+    for (const id of ordered) expect(id).toMatch(/^use_[0-9A-Za-z]{22}$/);
+    expect([...ordered].sort()).toEqual(ordered);
+    const sameMillisecond = Array.from({ length: 20_000 }, () => newTimeOrderedId('use', 5));
+    expect(new Set(sameMillisecond).size).toBe(sameMillisecond.length);
   });
 });

@@ -56,3 +56,22 @@ export type IdPrefix =
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(22)}`;
 }
+
+/** Base62 digits of a millisecond time: nine reach the year 430,000. */
+const timeDigits = 9;
+
+/**
+ * An id that sorts by the time it was made (to the millisecond; 77 random bits after it), for
+ * rows written at a high rate — usage records. Each new row's key lands at the end of its index
+ * instead of on a random page of it, so a batch dirties a few pages rather than one per row.
+ * Same form as newId's: the prefix and 22 base62 characters.
+ */
+export function newTimeOrderedId(prefix: IdPrefix, nowMs: number = Date.now()): string {
+  let time = '';
+  let rest = Math.max(0, Math.floor(nowMs));
+  for (let digit = 0; digit < timeDigits; digit += 1) {
+    time = base62Alphabet[rest % 62]! + time;
+    rest = Math.floor(rest / 62);
+  }
+  return `${prefix}_${time}${randomBase62(22 - timeDigits)}`;
+}

@@ -21,7 +21,7 @@ export interface MeteredUsage {
   readonly characters: number;
 }
 
-const million = 1_000_000n;
+const million = 1_000_000;
 
 export const noUsage: MeteredUsage = {
   inputTokens: 0,
@@ -97,7 +97,7 @@ export function costMicros(pricing: ModelPricing | null, usage: MeteredUsage): n
   const cached = Math.min(usage.cachedInputTokens, usage.inputTokens);
   const written = Math.min(usage.cacheWriteTokens, usage.inputTokens - cached);
   const reasoning = Math.min(usage.reasoningTokens, usage.outputTokens);
-  const terms: Array<[count: number, rate: number | null, per: bigint]> = [
+  const terms: Array<[count: number, rate: number | null, per: number]> = [
     [usage.inputTokens - cached - written, pricing.inputPerMtok, million],
     [cached, pricing.cachedInputPerMtok ?? pricing.inputPerMtok, million],
     [written, pricing.cacheWritePerMtok ?? pricing.inputPerMtok, million],
@@ -107,16 +107,26 @@ export function costMicros(pricing: ModelPricing | null, usage: MeteredUsage): n
       million,
     ],
     [pricing.reasoningPerMtok === null ? 0 : reasoning, pricing.reasoningPerMtok, million],
-    [usage.audioMs, pricing.perAudioMinute, 60_000n],
+    [usage.audioMs, pricing.perAudioMinute, 60_000],
     [usage.characters, pricing.perMchar, million],
   ];
-  // Over a common denominator (60,000 × 1,000,000), so that the sum is exact before rounding.
-  const denominator = 60_000n * million;
-  let numerator = 0n;
+  const denominator = 60_000 * million;
+  // Over a common denominator (60,000 × 1,000,000), so that the sum is exact before rounding:
+  // in plain numbers while every term stays a safe integer (any ordinary call), else in BigInt.
+  let numerator = 0;
   for (const [count, rate, per] of terms) {
     if (count <= 0) continue;
     if (rate === null) return null;
-    numerator += BigInt(Math.round(count)) * BigInt(rate) * (denominator / per);
+    numerator += Math.round(count) * rate * (denominator / per);
   }
-  return Number((numerator * 2n + denominator) / (denominator * 2n));
+  if (Number.isSafeInteger(numerator)) {
+    const remainder = numerator % denominator;
+    return (numerator - remainder) / denominator + (2 * remainder >= denominator ? 1 : 0);
+  }
+  let big = 0n;
+  for (const [count, rate, per] of terms) {
+    if (count > 0) big += BigInt(Math.round(count)) * BigInt(rate!) * BigInt(denominator / per);
+  }
+  const bigDenominator = BigInt(denominator);
+  return Number((big * 2n + bigDenominator) / (bigDenominator * 2n));
 }

@@ -30,34 +30,26 @@ export class MemoryBudgetStore implements BudgetStore {
   private readonly windows = new LRUCache<string, Window>({ max: maxWindows });
   private readonly seeding = new Map<string, Promise<Window>>();
 
-  async reserve(
+  reserve(
     lines: readonly WindowLine[],
     reservation: Reservation,
     nowMs: number,
   ): Promise<ReserveOutcome> {
-    const windows = await Promise.all(lines.map((line) => this.windowOf(line)));
-    // From here to the end nothing awaits: the check and the reservation are one step.
-    const amount = reservation.amountMicros;
-    const warnings: number[] = [];
-    for (const [index, window] of windows.entries()) {
-      const line = lines[index]!;
-      const reserved = reservedOn(window, nowMs);
-      if (amount > 0 && window.spent + reserved + amount > line.limitMicros) {
-        return { kind: 'refused', line: index, spentMicros: window.spent };
-      }
-      if (
-        line.softLimitMicros !== null &&
-        window.spent + reserved + amount >= line.softLimitMicros
-      ) {
-        warnings.push(index);
-      }
+    // Windows in memory (every call after a window's first): no wait at all.
+    const kept: Window[] = [];
+    for (const line of lines) {
+      const window = this.windows.get(line.budgetId);
+      if (window === undefined || window.name !== line.window) break;
+      kept.push(window);
     }
-    for (const window of windows) {
-      window.reservations.set(reservation.id, { amount, expiresAtMs: reservation.expiresAtMs });
-      window.reserved += amount;
-      window.nextDeadlineMs = Math.min(window.nextDeadlineMs, reservation.expiresAtMs);
+    if (kept.length === lines.length) {
+      return Promise.resolve(reserveOn(kept, lines, reservation, nowMs));
     }
-    return { kind: 'reserved', warnings };
+    // From the seeds' end to the reservation nothing awaits: the check and the reservation are
+    // one step.
+    return Promise.all(lines.map((line) => this.windowOf(line))).then((windows) =>
+      reserveOn(windows, lines, reservation, nowMs),
+    );
   }
 
   settle(lines: readonly WindowLine[], reservationId: string, costMicros: number): Promise<void> {
@@ -114,6 +106,33 @@ export class MemoryBudgetStore implements BudgetStore {
     // read from the ledger again if needed.
     this.windows.set(budgetId, window);
   }
+}
+
+/** Reserves on every window, or on none: the check and the reservation in one synchronous step. */
+function reserveOn(
+  windows: readonly Window[],
+  lines: readonly WindowLine[],
+  reservation: Reservation,
+  nowMs: number,
+): ReserveOutcome {
+  const amount = reservation.amountMicros;
+  const warnings: number[] = [];
+  for (const [index, window] of windows.entries()) {
+    const line = lines[index]!;
+    const reserved = reservedOn(window, nowMs);
+    if (amount > 0 && window.spent + reserved + amount > line.limitMicros) {
+      return { kind: 'refused', line: index, spentMicros: window.spent };
+    }
+    if (line.softLimitMicros !== null && window.spent + reserved + amount >= line.softLimitMicros) {
+      warnings.push(index);
+    }
+  }
+  for (const window of windows) {
+    window.reservations.set(reservation.id, { amount, expiresAtMs: reservation.expiresAtMs });
+    window.reserved += amount;
+    window.nextDeadlineMs = Math.min(window.nextDeadlineMs, reservation.expiresAtMs);
+  }
+  return { kind: 'reserved', warnings };
 }
 
 /** What the window's live reservations hold (those past their deadline dropped first). */

@@ -17,6 +17,8 @@ import {
 import type { ModelCallObserver, ModelCallRecord } from '../../models/model-call-observer.js';
 import type { UsageObserver } from '../usage/ledger-meter.js';
 import type { UsageRecord } from '../usage/usage-records.repository.js';
+import { labelSet } from './label-set.js';
+import { UsageCounters } from './usage-counters.js';
 
 /** Seconds: from a cached answer (~1 ms) to a long generation (2 min). */
 const latencyBuckets = [
@@ -37,17 +39,6 @@ export interface HttpRequestRecord {
   readonly route: string | null;
   readonly status: number;
   readonly seconds: number;
-}
-
-/**
- * Accounts given a label value of their own; the calls of any account past these count under
- * `other`, so a platform with many accounts cannot grow the series without bound.
- */
-const maxAccountLabels = 500;
-
-/** A label set with only its own keys: nothing inherited can be read as a label. */
-function labelSet<T extends Record<string, string>>(values: T): T {
-  return Object.assign(Object.create(null) as T, values);
 }
 
 let warned = false;
@@ -192,36 +183,7 @@ export class PlatformMetrics implements ModelCallObserver, UsageObserver {
     registers: [this.registry],
   });
 
-  private readonly usageCost = new Counter({
-    name: 'platform_usage_cost_usd_total',
-    help: 'Cost of the model calls the usage ledger recorded, in US dollars (to the micro-dollar), by account and catalog model name. Calls whose price is unknown are not in it (see platform_usage_unpriced_calls_total).',
-    labelNames: ['account', 'model'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly usageTokens = new Counter({
-    name: 'platform_usage_tokens_total',
-    help: 'Tokens of the model calls the usage ledger recorded, by account, catalog model name and type (input, output, cached_input, cache_write, reasoning; input counts the cached ones, output the reasoning ones).',
-    labelNames: ['account', 'model', 'type'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly usageUnpriced = new Counter({
-    name: 'platform_usage_unpriced_calls_total',
-    help: 'Model calls recorded with an unknown cost (a model without a price), by account and catalog model name.',
-    labelNames: ['account', 'model'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly accountLabels = new Set<string>();
-
-  private readonly usageCounters = new Map<
-    string,
-    Record<
-      'cost' | 'unpriced' | 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'reasoning',
-      { inc(value?: number): void }
-    >
-  >();
+  private readonly usage = new UsageCounters(this.registry, record);
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     // process_*, nodejs_eventloop_lag_*, nodejs_heap_*, nodejs_gc_duration_seconds, …
@@ -283,50 +245,7 @@ export class PlatformMetrics implements ModelCallObserver, UsageObserver {
 
   /** A model call's ledger record: its cost and tokens, by account and model. */
   usageRecorded(usage: UsageRecord): void {
-    record(() => {
-      const counters = this.usageCountersOf(this.accountLabel(usage.accountId), usage.model);
-      if (usage.costMicros === null) counters.unpriced.inc();
-      else if (usage.costMicros > 0) counters.cost.inc(usage.costMicros / 1_000_000);
-      const { inputTokens, outputTokens, cachedInputTokens, cacheWriteTokens, reasoningTokens } =
-        usage.usage;
-      if (inputTokens > 0) counters.input.inc(inputTokens);
-      if (outputTokens > 0) counters.output.inc(outputTokens);
-      if (cachedInputTokens > 0) counters.cachedInput.inc(cachedInputTokens);
-      if (cacheWriteTokens > 0) counters.cacheWrite.inc(cacheWriteTokens);
-      if (reasoningTokens > 0) counters.reasoning.inc(reasoningTokens);
-    });
-  }
-
-  /**
-   * An account's and model's usage counters, labelled once and kept (every call is counted: a
-   * label set checked and hashed per call was a measurable share of its metering). As many as
-   * account labels (capped) times catalog models.
-   */
-  private usageCountersOf(account: string, model: string) {
-    const key = `${account}\u0000${model}`;
-    let counters = this.usageCounters.get(key);
-    if (counters === undefined) {
-      const tokens = (type: string) => this.usageTokens.labels(labelSet({ account, model, type }));
-      counters = {
-        cost: this.usageCost.labels(labelSet({ account, model })),
-        unpriced: this.usageUnpriced.labels(labelSet({ account, model })),
-        input: tokens('input'),
-        output: tokens('output'),
-        cachedInput: tokens('cached_input'),
-        cacheWrite: tokens('cache_write'),
-        reasoning: tokens('reasoning'),
-      };
-      this.usageCounters.set(key, counters);
-    }
-    return counters;
-  }
-
-  /** The account's label value: its id, or `other` past the first `maxAccountLabels`. */
-  private accountLabel(accountId: string): string {
-    if (this.accountLabels.has(accountId)) return accountId;
-    if (this.accountLabels.size >= maxAccountLabels) return 'other';
-    this.accountLabels.add(accountId);
-    return accountId;
+    this.usage.recorded(usage);
   }
 
   /** A WebSocket connection was accepted; call the returned function once when it closes. */

@@ -1,5 +1,6 @@
 // The usage counters' account label stays bounded: past the first 500 accounts an instance has
-// seen, calls count under `other`, and the accounts already seen keep their own series.
+// seen, calls count under `other`, and the accounts already seen keep their own series; each
+// call is counted once, however often the counters are scraped.
 import { describe, expect, it } from 'vitest';
 import type { UsageRecord } from '../usage/usage-records.repository.js';
 import { PlatformMetrics } from './metrics.js';
@@ -57,5 +58,24 @@ describe('the usage counters', () => {
       'platform_usage_unpriced_calls_total{account="other",model="priced"} 1',
     ]);
     expect(series(text, 'platform_usage_tokens_total')).toHaveLength(501 * 2);
+  });
+
+  it('count each call once, however often they are scraped', async () => {
+    const metrics = new PlatformMetrics({ defaultMetrics: false });
+    const cost = async () =>
+      series(await metrics.text(), 'platform_usage_cost_usd_total').map((line) =>
+        Number(line.split(' ').at(-1)),
+      );
+    metrics.usageRecorded(record('acct_a', 5));
+    expect(await cost()).toEqual([5e-6]);
+    expect(await cost()).toEqual([5e-6]);
+    metrics.usageRecorded(record('acct_a', 2));
+    metrics.usageRecorded(record('acct_a', 3));
+    const [total] = await cost();
+    expect(total).toBeCloseTo(10e-6, 12);
+    expect(series(await metrics.text(), 'platform_usage_tokens_total')).toEqual([
+      'platform_usage_tokens_total{account="acct_a",model="priced",type="input"} 30',
+      'platform_usage_tokens_total{account="acct_a",model="priced",type="output"} 15',
+    ]);
   });
 });

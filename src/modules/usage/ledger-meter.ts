@@ -3,7 +3,7 @@
 // computed from the model's prices, the reservation settled to it, and its record appended to the
 // ledger. One record per call, whatever the outcome.
 import type { ModelDefinition } from '../../config/config.js';
-import { newId } from '../../ids.js';
+import { newTimeOrderedId } from '../../ids.js';
 import {
   costMicros,
   type CallAttribution,
@@ -73,8 +73,9 @@ export class LedgerMeter implements UsageMeter {
     attribution: CallAttribution,
     end: CallEnd,
   ): UsageRecord {
+    const nowMs = this.now();
     return {
-      id: newId('use'),
+      id: newTimeOrderedId('use', nowMs),
       accountId: attribution.accountId,
       apiKeyId: attribution.apiKeyId,
       endUser: attribution.endUser,
@@ -89,7 +90,7 @@ export class LedgerMeter implements UsageMeter {
       latencyMs: end.latencyMs,
       cacheHit: false,
       costMicros: costMicros(definition.pricing, end.usage),
-      createdAt: new Date(this.now()).toISOString(),
+      createdAt: new Date(nowMs).toISOString(),
     };
   }
 }

@@ -1,5 +1,5 @@
 // The usage ledger's rows: written in batches, deleted by age, and read back per account.
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { MeteredUsage } from '../../models/metering.js';
 import type { DatabaseSchema, UsageRecordsTable } from '../../storage/schema.js';
 
@@ -24,35 +24,97 @@ export interface UsageRecord {
   readonly createdAt: string;
 }
 
-/** Rows per INSERT: a statement stays well under both databases' parameter limits. */
-const rowsPerInsert = 200;
+/** Rows per INSERT at most: a statement stays well under both databases' parameter limits. */
+const rowsPerInsert = 128;
 
-function rowOf(record: UsageRecord): UsageRecordsTable {
+/** The columns in the order each row's values are bound. */
+const columns = [
+  'id',
+  'account_id',
+  'api_key_id',
+  'end_user',
+  'route',
+  'model',
+  'provider',
+  'deployment',
+  'execution_id',
+  'input_tokens',
+  'output_tokens',
+  'cached_input_tokens',
+  'cache_write_tokens',
+  'reasoning_tokens',
+  'audio_ms',
+  'characters',
+  'status',
+  'error_code',
+  'latency_ms',
+  'cache_hit',
+  'cost_micros',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof UsageRecordsTable>;
+
+type Dialect = 'sqlite' | 'postgres';
+
+/** A record's values in `columns` order (booleans as each database takes them). */
+function valuesOf(record: UsageRecord, dialect: Dialect): unknown[] {
   const { usage } = record;
-  return {
-    id: record.id,
-    account_id: record.accountId,
-    api_key_id: record.apiKeyId,
-    end_user: record.endUser,
-    route: record.route,
-    model: record.model,
-    provider: record.provider,
-    deployment: record.deployment,
-    execution_id: record.executionId,
-    input_tokens: usage.inputTokens,
-    output_tokens: usage.outputTokens,
-    cached_input_tokens: usage.cachedInputTokens,
-    cache_write_tokens: usage.cacheWriteTokens,
-    reasoning_tokens: usage.reasoningTokens,
-    audio_ms: Math.round(usage.audioMs),
-    characters: usage.characters,
-    status: record.status,
-    error_code: record.errorCode,
-    latency_ms: Math.round(record.latencyMs),
-    cache_hit: record.cacheHit ? 1 : 0,
-    cost_micros: record.costMicros,
-    created_at: record.createdAt,
-  };
+  return [
+    record.id,
+    record.accountId,
+    record.apiKeyId,
+    record.endUser,
+    record.route,
+    record.model,
+    record.provider,
+    record.deployment,
+    record.executionId,
+    usage.inputTokens,
+    usage.outputTokens,
+    usage.cachedInputTokens,
+    usage.cacheWriteTokens,
+    usage.reasoningTokens,
+    Math.round(usage.audioMs),
+    usage.characters,
+    record.status,
+    record.errorCode,
+    Math.round(record.latencyMs),
+    dialect === 'postgres' ? record.cacheHit : record.cacheHit ? 1 : 0,
+    record.costMicros,
+    record.createdAt,
+  ];
+}
+
+/**
+ * The INSERT of `rows` rows, its text made once per size and dialect. A batch is written in
+ * statements of power-of-two sizes (128, then 64, 32 … for the rest), so that the few texts
+ * recur and SQLite's statement cache (dialects/sqlite.ts) prepares each once; and the rows are
+ * bound as plain parameters, without building a query tree of thousands of values per batch.
+ */
+const insertTexts = new Map<string, string>();
+function insertText(dialect: Dialect, rows: number): string {
+  const key = `${dialect}:${rows}`;
+  let text = insertTexts.get(key);
+  if (text === undefined) {
+    let parameter = 0;
+    const placeholder = dialect === 'postgres' ? () => `$${++parameter}` : () => '?';
+    const tuple = () => `(${columns.map(placeholder).join(', ')})`;
+    text = `insert into "usage_records" (${columns.map((name) => `"${name}"`).join(', ')}) values ${Array.from({ length: rows }, tuple).join(', ')}`;
+    insertTexts.set(key, text);
+  }
+  return text;
+}
+
+/** The sizes a batch of `count` rows is written in: 128s, then the rest's binary digits. */
+function statementSizes(count: number): number[] {
+  const sizes: number[] = [];
+  let left = count;
+  for (let size = rowsPerInsert; left > 0; size = Math.max(1, size >> 1)) {
+    while (left >= size) {
+      sizes.push(size);
+      left -= size;
+    }
+  }
+  return sizes;
 }
 
 export class UsageRecordsRepository {
@@ -64,17 +126,16 @@ export class UsageRecordsRepository {
   /** Writes the records, in statements of a bounded size, all or none. */
   async insert(records: readonly UsageRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const rows = records
-      .map(rowOf)
-      .map((row) =>
-        this.dialect === 'postgres' ? { ...row, cache_hit: row.cache_hit === 1 } : row,
-      );
+    const dialect = this.dialect;
     await this.db.transaction().execute(async (transaction) => {
-      for (let start = 0; start < rows.length; start += rowsPerInsert) {
-        await transaction
-          .insertInto('usage_records')
-          .values(rows.slice(start, start + rowsPerInsert))
-          .execute();
+      let start = 0;
+      for (const size of statementSizes(records.length)) {
+        const parameters: unknown[] = [];
+        for (let index = start; index < start + size; index += 1) {
+          parameters.push(...valuesOf(records[index]!, dialect));
+        }
+        await transaction.executeQuery(CompiledQuery.raw(insertText(dialect, size), parameters));
+        start += size;
       }
     });
   }
