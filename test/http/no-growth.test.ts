@@ -4,9 +4,9 @@
 // digest; the soak benchmark's heap snapshots showed it. The in-memory rate limiter keeps each
 // key's day window for the day, by design.) And a ToolAgent run with an MCP tool source leaves
 // nothing behind: weighed on the heap after a forced GC, per run, against a budget (a ratio, not a
-// time), in the least of three windows so that the JIT's compiling as the process warms up is not
-// taken for a leak. Each run kept its SDK Client, ~27 KB, for good: the SDK leaves its abort
-// listener on a request's signal, and Node keeps an `AbortSignal.any` signal with a listener alive.
+// time), in two windows of three. Each run kept its SDK Client, ~27 KB, for good: the SDK
+// leaves its abort listener on a request's signal, and Node keeps an `AbortSignal.any` signal with a
+// listener alive.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,14 @@ import { bearer, createKey, startTestApp, type TestApp } from '../support/test-a
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
+// The optimising compiler's code and its deoptimisations, and bytecode flushed then compiled again,
+// are heap that comes and goes with the JIT's moods, not with what the service keeps: with them a
+// window of 300 runs still read up to 5 KiB per run after 650 runs. Without them (this file has its
+// process to itself: vitest.config.ts, cleanProcessFiles) the heap settles after 100 runs, to a few
+// hundred bytes per run, and a window of 100 runs weighs what a run leaves behind. The code run is
+// the same, interpreted and baseline-compiled; what it keeps reachable does not depend on the tier.
+setFlagsFromString('--no-opt');
+setFlagsFromString('--no-flush-bytecode');
 
 /** heapUsed after full collections (two: the first may leave finalised objects for the second). */
 function settledHeap(): number {
@@ -117,22 +125,25 @@ describe.each(allDialects)(
       return (settledHeap() - before) / runs;
     };
 
-    // 950 runs: a fixed amount of work, which a loaded machine may take minutes to do (the
+    // 400 runs: a fixed amount of work, which a loaded machine may take a while to do (the
     // assertion counts bytes, not time).
     it(
-      'keeps no heap per run: under 6 KiB in the least of three windows of 300 runs',
+      'keeps no heap per run: under 6 KiB in two of three windows of 100 runs',
       {
         timeout: 300_000,
       },
       async () => {
-        // Warm-up: everything loaded on first use (the SDK, statements), and the tool list cached.
-        for (let index = 0; index < 50; index += 1) await run();
-        // A run's leak shows in every window; the JIT's compiled code, which grows by a few MB as the
-        // process warms, weighs on the first windows only (10 KiB per run, then 2–4, then ~0).
-        const windows = [await perRun(300), await perRun(300), await perRun(300)];
+        // Warm-up: everything loaded on first use (the SDK, statements), the tool list cached, and
+        // the baseline compiler's code made (3 KiB per run over runs 50–100, then ~0).
+        for (let index = 0; index < 100; index += 1) await run();
+        // A run's leak shows in every window; what comes and goes (a buffer filled then flushed, a
+        // connection closed) weighs on one window, either way: the middle of three sets it aside, be
+        // it heap that comes (once the least of three did, against the JIT's growth) or heap that
+        // goes (which in the least of three could hide a leak).
+        const windows = [await perRun(100), await perRun(100), await perRun(100)];
         console.log('heap per ToolAgent run with an MCP source', windows.map(Math.round));
         // With each run's SDK Client kept by its signal this was 25–30 KiB in every window.
-        expect(Math.min(...windows)).toBeLessThan(6 * 1024);
+        expect(windows.sort((a, b) => a - b)[1]).toBeLessThan(6 * 1024);
         // Every session was ended at the server (its DELETE), none left open.
         expect(mcp.requests).toEqual([]);
       },
