@@ -17,7 +17,8 @@ import {
   type SerializerFactory,
 } from '@fastify/fast-json-stringify-compiler';
 import type { FastifySchema, FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
-import type { AnySchema, ValidateFunction } from 'ajv';
+import type { Ajv, AnySchema, ValidateFunction } from 'ajv';
+import { LRUCache } from 'lru-cache';
 import { createAjv } from '../validation/ajv.js';
 
 /** One application's compilers not yet run. */
@@ -45,27 +46,66 @@ type ValidatorFactory = NonNullable<
   >['buildValidator']
 >;
 
+/** One set of shared schemas' two Ajv instances and what they compiled. */
+interface CompilerKit {
+  readonly body: { readonly ajv: Ajv; readonly compiled: LRUCache<string, ValidateFunction> };
+  readonly text: { readonly ajv: Ajv; readonly compiled: LRUCache<string, ValidateFunction> };
+}
+
+/**
+ * The process's compilers, by set of shared schemas (a few, which the code defines; bounded all
+ * the same). A schema is
+ * compiled once per process, whichever app asks for it (one in production; the test suite builds
+ * hundreds in one process, and compiling the same validators again was a tenth of its CPU time):
+ * compiled code depends only on the schema's content, the Ajv options and the shared schemas, so
+ * it is kept by the schema's JSON text, bounded in entries. Ajv's own cache (by schema object) is
+ * emptied after each compilation, so that schemas built per app are not held by it.
+ */
+const kits = new LRUCache<string, CompilerKit>({ max: 64 });
+const maxCompiledPerKit = 2000;
+
+function kitOf(key: string, shared: SharedSchemas): CompilerKit {
+  let kit = kits.get(key);
+  if (kit === undefined) {
+    const part = (coerceTypes: false | 'array') => {
+      const ajv = createAjv({ coerceTypes });
+      // Fastify's buckets hold schemas with their `$id` (it refuses any without).
+      for (const schema of Object.values(shared)) ajv.addSchema(schema);
+      return { ajv, compiled: new LRUCache<string, ValidateFunction>({ max: maxCompiledPerKit }) };
+    };
+    kit = { body: part(false), text: part('array') };
+    kits.set(key, kit);
+  }
+  return kit;
+}
+
+function compileOnce(part: CompilerKit['body'], schema: object): ValidateFunction {
+  const text = JSON.stringify(schema);
+  let compiled = part.compiled.get(text);
+  if (compiled === undefined) {
+    compiled = part.ajv.compile(schema);
+    part.ajv.removeSchema(schema);
+    part.compiled.set(text, compiled);
+  }
+  return compiled;
+}
+
 /**
  * The validator compiler of a context that knows `shared`: a strict Ajv for bodies, a coercing one
  * for the query string and path parameters, both holding the shared schemas.
  */
 function createValidatorCompiler(
   pending: PendingSchemas,
-  shared: SharedSchemas = {},
+  key: string,
+  shared: SharedSchemas,
 ): FastifySchemaCompiler<FastifySchema> {
-  const bodyAjv = createAjv({ coerceTypes: false });
-  const textAjv = createAjv({ coerceTypes: 'array' });
-  // Fastify's buckets hold schemas with their `$id` (it refuses any without).
-  for (const schema of Object.values(shared)) {
-    bodyAjv.addSchema(schema);
-    textAjv.addSchema(schema);
-  }
+  const kit = kitOf(key, shared);
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+    const part = httpPart === 'body' ? kit.body : kit.text;
     let compiled: ValidateFunction | undefined;
     const compile = () => {
       pending.delete(compile);
-      compiled ??= ajv.compile(schema as object);
+      compiled ??= compileOnce(part, schema);
       return compiled;
     };
     pending.add(compile);
@@ -92,7 +132,7 @@ export function strictValidatorFactory(pending: PendingSchemas): ValidatorFactor
     const key = JSON.stringify(shared);
     let compiler = bySchemas.get(key);
     if (compiler === undefined) {
-      compiler = createValidatorCompiler(pending, shared);
+      compiler = createValidatorCompiler(pending, key, shared);
       bySchemas.set(key, compiler);
     }
     return compiler;
