@@ -45,7 +45,7 @@ function exactCatalog(
 }
 
 export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
-  const database = options.database ?? (await options.dialect.create());
+  const database = options.database ?? (await options.dialect.create({ migrated: true }));
   const adminKey = options.adminKey ?? generateApiKey();
   const config = loadConfig({
     env: {
