@@ -40,7 +40,16 @@ const pages = [
     .sort()
     .map((name) => `docs/${name}`),
 ];
-const read = (page: string) => readFileSync(path.join(repositoryRoot, page), 'utf8');
+/** Each page read once, and its examples parsed once, for every test and both dialects. */
+const texts = new Map<string, string>();
+const read = (page: string) => {
+  let text = texts.get(page);
+  if (text === undefined) {
+    text = readFileSync(path.join(repositoryRoot, page), 'utf8');
+    texts.set(page, text);
+  }
+  return text;
+};
 const readme = read('README.md');
 
 const shown = (part: ShellCommand['words'][number][number]) =>
@@ -50,8 +59,17 @@ const shown = (part: ShellCommand['words'][number][number]) =>
       ? `$${part.variable}`
       : `$(${part.substitution})`;
 const firstWord = (command: ShellCommand) => command.words[0]?.map((part) => shown(part)).join('');
-const examplesOf = (page: string) =>
-  shellCommands(read(page)).filter((command) => ['curl', 'export'].includes(firstWord(command)!));
+const examples = new Map<string, readonly ShellCommand[]>();
+const examplesOf = (page: string) => {
+  let found = examples.get(page);
+  if (found === undefined) {
+    found = shellCommands(read(page)).filter((command) =>
+      ['curl', 'export'].includes(firstWord(command)!),
+    );
+    examples.set(page, found);
+  }
+  return found;
+};
 
 /** `docs/api.md:57 curl -X POST $BASE/v1/api-keys` — enough to find the example. */
 function title(page: string, command: ShellCommand): string {
