@@ -11,20 +11,24 @@ import path from 'node:path';
  * docs/contributing.md#tests). A file missing from here only starts later.
  */
 export const longFiles = [
+  'test/http/loop-blocking.test.ts',
+  'test/http/no-growth.test.ts',
   'test/e2e/dashboard.test.ts',
-  'test/http/fuzz.test.ts',
-  'test/http/hostile-text.test.ts',
   'test/realtime/voice-stream.test.ts',
   'test/process.test.ts',
-  'test/http/bad-audio.test.ts',
+  'test/http/hostile-text.test.ts',
+  'test/approval-restart.test.ts',
   'test/docs-examples.test.ts',
-  'test/http/speech.test.ts',
-  'test/http/loop-blocking.test.ts',
+  'test/http/fuzz.test.ts',
+  'test/http/openai-audio.test.ts',
+  'test/http/stream-upstream-errors.test.ts',
+  'test/usage-kill.test.ts',
+  'test/http/bad-audio.test.ts',
+  'test/http/transcription-concurrency.test.ts',
   'test/storage.test.ts',
-  'test/http/agents-tools.test.ts',
-  'test/http/routing.test.ts',
+  'test/http/speech.test.ts',
+  'test/http/knowledge-storing.test.ts',
   'test/e2e/voice.test.ts',
-  'test/http/agents.test.ts',
 ];
 
 export default class LongFilesFirst extends BaseSequencer {
