@@ -38,8 +38,8 @@ export class MemoryBudgetStore implements BudgetStore {
     // Windows in memory (every call after a window's first): no wait at all.
     const kept: Window[] = [];
     for (const line of lines) {
-      const window = this.windows.get(line.budgetId);
-      if (window === undefined || window.name !== line.window) break;
+      const window = this.current(line);
+      if (window === undefined) break;
       kept.push(window);
     }
     if (kept.length === lines.length) {
@@ -54,9 +54,9 @@ export class MemoryBudgetStore implements BudgetStore {
 
   settle(lines: readonly WindowLine[], reservationId: string, costMicros: number): Promise<void> {
     for (const line of lines) {
-      const window = this.windows.get(line.budgetId);
+      const window = this.current(line);
       // A window that moved on (the period reset) while the call ran: its cost is the ledger's.
-      if (window === undefined || window.name !== line.window) continue;
+      if (window === undefined) continue;
       const reservation = window.reservations.get(reservationId);
       if (reservation !== undefined) {
         window.reservations.delete(reservationId);
@@ -72,10 +72,16 @@ export class MemoryBudgetStore implements BudgetStore {
     return { spentMicros: window.spent, reservedMicros: reservedOn(window, nowMs) };
   }
 
+  /** The budget's window named by `line`, if this process holds it. */
+  private current(line: WindowLine): Window | undefined {
+    const window = this.windows.get(line.budgetId);
+    return window !== undefined && window.name === line.window ? window : undefined;
+  }
+
   /** The budget's window named by `line`, seeded from the ledger the first time. */
   private windowOf(line: WindowLine): Promise<Window> {
-    const current = this.windows.get(line.budgetId);
-    if (current !== undefined && current.name === line.window) return Promise.resolve(current);
+    const current = this.current(line);
+    if (current !== undefined) return Promise.resolve(current);
     const key = `${line.budgetId}\u0000${line.window}`;
     let seeded = this.seeding.get(key);
     if (seeded === undefined) {
