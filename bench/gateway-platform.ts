@@ -3,7 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, startServer } from './support.js';
+import { benchUpstreamModel, freePort, startServer } from './support.js';
 
 export interface GatewayPlatformOptions {
   directory: string;
@@ -30,12 +30,7 @@ export async function startGatewayPlatform(
       default_model: 'bench-upstream',
       models: [
         {
-          name: 'bench-upstream',
-          provider: 'openai-compatible',
-          model: 'gpt-4o-mini',
-          base_url: upstreamUrl,
-          max_tokens: 1024,
-          context_length: 8192,
+          ...benchUpstreamModel(upstreamUrl, 1024),
           ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
         },
       ],

@@ -174,7 +174,7 @@ export function pin(pid: number, core: number): void {
 
 /** Everything but the platforms: on the cores they do not run on. */
 export function pinOthers(pid: number): void {
-  if (cpus().length >= 2) pin(pid, 0);
+  pin(pid, 0);
 }
 
 /** Starts a pair of platforms, measures them in turns, and stops them. */

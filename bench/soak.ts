@@ -36,7 +36,15 @@ import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { compareHeapSnapshots, summariseHeapSnapshot, type HeapGrowth } from './heap-snapshot.js';
 import { InspectorClient, type MemoryUsage } from './inspector.js';
 import { setUpToolTraffic, toolTraffic, type ToolFixtures } from './soak-agents-and-dialects.js';
-import { freePort, machine, root, startServer, stopProcess, writeResults } from './support.js';
+import {
+  benchUpstreamModel,
+  freePort,
+  machine,
+  root,
+  startServer,
+  stopProcess,
+  writeResults,
+} from './support.js';
 
 const short = process.env.BENCH_SOAK_SHORT === '1';
 const trafficSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? (short ? 60 : 360));
@@ -621,14 +629,7 @@ export async function runSoakBenchmark(): Promise<void> {
       JSON.stringify({
         default_model: 'bench-upstream',
         models: [
-          {
-            name: 'bench-upstream',
-            provider: 'openai-compatible',
-            model: 'gpt-4o-mini',
-            base_url: upstreamUrl,
-            max_tokens: 256,
-            context_length: 8192,
-          },
+          benchUpstreamModel(upstreamUrl, 256),
           {
             name: 'bench-embed',
             type: 'embedding',

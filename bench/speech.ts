@@ -9,7 +9,15 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { loudnessCtcModel } from '../test/support/onnx/onnx-writer.js';
-import { freePort, machine, root, startServer, stopProcess, writeResults } from './support.js';
+import {
+  benchUpstreamModel,
+  freePort,
+  machine,
+  root,
+  startServer,
+  stopProcess,
+  writeResults,
+} from './support.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 12);
 const concurrentSessions = Number(process.env.BENCH_SESSIONS ?? 20);
@@ -242,14 +250,7 @@ export async function runSpeechBenchmark(): Promise<void> {
       JSON.stringify({
         default_model: 'bench-upstream',
         models: [
-          {
-            name: 'bench-upstream',
-            provider: 'openai-compatible',
-            model: 'gpt-4o-mini',
-            base_url: upstreamUrl,
-            max_tokens: 256,
-            context_length: 8192,
-          },
+          benchUpstreamModel(upstreamUrl, 256),
           { name: 'pocketsphinx-en-us', provider: 'pocketsphinx', type: 'transcription' },
           {
             name: 'sherpa-tdnn-plumbing',

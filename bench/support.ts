@@ -8,6 +8,18 @@ import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('../', import.meta.url));
 
+/** The catalog entry the benchmarks call: their fake upstream as an OpenAI-compatible model. */
+export function benchUpstreamModel(upstreamUrl: string, maxTokens: number) {
+  return {
+    name: 'bench-upstream',
+    provider: 'openai-compatible',
+    model: 'gpt-4o-mini',
+    base_url: upstreamUrl,
+    max_tokens: maxTokens,
+    context_length: 8192,
+  };
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
