@@ -1,10 +1,11 @@
-// What `npm test` runs before the tests: the dashboard build and the checks (`npm run build:web`
-// and `npm run check`), as many at a time as their order allows instead of one after another. The
-// web app's API types are generated first, since both its build and the lint (whose typed rules
-// read web/src) need them; the type check and the format check need nothing and start at once.
-// The lint takes longest, so the other steps run at a lower priority and it keeps a core to itself.
-// Each step's output is printed whole when it ends, under its name; any step that fails fails the
-// whole (after every step has ended), as the sequential scripts did.
+// What `npm test` runs before the tests: the dashboard build and the checks (`npm run bundle -w
+// web` and `npm run check`), as many at a time as their order allows instead of one after another.
+// The web app's API types are generated first, since both its bundle and the lint (whose type
+// check reads web/src) need them; the format check needs nothing and starts at once. The lint is
+// oxlint with its type-aware rules and TypeScript's own type check of both projects (`--type-check`,
+// so the web bundle skips its `tsc`). Each step's output is printed whole when it ends, under its
+// name; any step that fails fails the whole (after every step has ended), as the sequential scripts
+// did.
 //
 //   node scripts/pretest.mjs
 import { spawn } from 'node:child_process';
@@ -53,15 +54,14 @@ const apiTypesThenDependents = run('web API types', bin('tsx'), [
 ]).then(async (generated) => {
   if (!generated) return [false];
   return Promise.all([
-    run('web build', npm, ['run', 'build', '-w', 'web'], { background: true }),
-    run('lint', bin('eslint'), ['.']),
+    run('web bundle', npm, ['run', 'bundle', '-w', 'web'], { background: true }),
+    run('lint and type check', bin('oxlint'), ['--type-aware', '--type-check']),
   ]);
 });
 const results = (
   await Promise.all([
     apiTypesThenDependents,
-    run('typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit'], { background: true }),
-    run('format check', bin('prettier'), ['--check', '.'], { background: true }),
+    run('format check', bin('prettier'), ['--check', '.']),
   ])
 ).flat();
 const seconds = ((Date.now() - started) / 1000).toFixed(1);

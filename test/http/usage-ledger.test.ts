@@ -207,7 +207,7 @@ describe.each(allDialects)('the usage ledger on $name', (dialect) => {
     expect(chunks.every((chunk) => chunk.usage === undefined || chunk.usage === null)).toBe(true);
     // The platform asked the upstream for the usage all the same.
     const sent = harness.upstream.requests.find((request) => request.endpoint === 'chat');
-    expect((sent?.body as { stream_options?: unknown }).stream_options).toEqual({
+    expect((sent?.body as { stream_options?: unknown } | undefined)?.stream_options).toEqual({
       include_usage: true,
     });
     expect(rows).toHaveLength(1);
