@@ -73,6 +73,33 @@ describe.each(allDialects)('storage on $name', (dialect) => {
     await second.storage.ping();
   });
 
+  it('sees only its own tables when it looks (what the migrator asks before each run)', async () => {
+    const first = await open();
+    const second = await open();
+    await sql`create table only_in_first (id text not null primary key, note text)`.execute(
+      first.storage.db,
+    );
+    const names = async (storage: Storage, internal: boolean) =>
+      (await storage.db.introspection.getTables({ withInternalKyselyTables: internal }))
+        .map((table) => table.name)
+        .sort();
+    const own = await names(first.storage, false);
+    expect(own).toContain('only_in_first');
+    expect(own).toContain('api_keys');
+    expect(own).not.toContain('kysely_migration');
+    expect(await names(first.storage, true)).toContain('kysely_migration');
+    // On PostgreSQL the other schema's tables are not listed (Kysely's own introspector listed
+    // every schema's, so each migration run read more with each schema beside it).
+    expect(await names(second.storage, false)).not.toContain('only_in_first');
+    const table = (await first.storage.db.introspection.getTables()).find(
+      (candidate) => candidate.name === 'only_in_first',
+    );
+    expect(table?.columns.map((column) => [column.name, column.isNullable])).toEqual([
+      ['id', false],
+      ['note', true],
+    ]);
+  });
+
   it('applies each migration once when several instances start together', async () => {
     const database = await dialect.create();
     cleanups.push(() => database.drop());

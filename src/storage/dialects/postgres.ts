@@ -1,8 +1,9 @@
 // PostgreSQL through node-postgres, with result types normalised to what the SQLite dialect returns.
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import pg from 'pg';
 import type { DatabaseSchema } from '../schema.js';
 import type { DialectAdapter } from './dialect.js';
+import { CurrentSchemaPostgresDialect } from './postgres-introspector.js';
 
 const oids = { int8: 20, timestamptz: 1184, json: 114, jsonb: 3802 } as const;
 
@@ -37,7 +38,7 @@ export function createPostgresAdapter(url: string): DialectAdapter {
   });
   // An idle client that loses its server emits here; without a listener the process would crash.
   pool.on('error', () => undefined);
-  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     kind: 'postgres',
     columnTypes: {
