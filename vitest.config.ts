@@ -42,6 +42,9 @@ export default defineConfig({
     // a time roughly halve the run there. No test asserts a wall-clock bound (the event-loop tests
     // compare with a control measured in the same run), so none needs to run alone.
     maxWorkers: 2,
+    // Tests marked concurrent (two files whose tests each wait out a server's or a provider's
+    // timers, doing nothing meanwhile) all wait at once: vitest's default lets five at a time.
+    maxConcurrency: 20,
     // The few files that take far longer than the rest start first (test/support/sequencer.ts).
     sequence: { sequencer: LongFilesFirst },
     projects: [

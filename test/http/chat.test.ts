@@ -3,6 +3,7 @@
 // mid-way, a client that hangs up, and missing credentials.
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startChatHarness, upstreamSecret, type ChatHarness } from '../support/chat-harness.js';
@@ -447,6 +448,9 @@ describe.each(allDialects)('chat through /v1/chat on $name', (dialect) => {
     const { port } = harness.app.server.address() as AddressInfo;
     harness.upstream.enqueue({ kind: 'hang' });
     const controller = new AbortController();
+    // The client's own connection pool: an aborted fetch leaves its socket open for the pool's
+    // keep-alive time (4 s), which the app's close would wait out; it is closed at the end.
+    const client = new Agent();
     const pending = fetch(`http://127.0.0.1:${port}/v1/chat`, {
       method: 'POST',
       headers: { ...bearer(harness.adminKey), 'content-type': 'application/json' },
@@ -456,13 +460,18 @@ describe.each(allDialects)('chat through /v1/chat on $name', (dialect) => {
         messages: [{ role: 'user', content: 'x' }],
       }),
       signal: controller.signal,
+      dispatcher: client,
     }).catch((error: unknown) => error);
-    await harness.upstream.waitForRequests(1);
-    controller.abort();
-    await pending;
-    await harness.upstream.settled();
-    expect(harness.upstream.requests[0]!.aborted).toBe(true);
-    expect(harness.upstream.requests).toHaveLength(1);
+    try {
+      await harness.upstream.waitForRequests(1);
+      controller.abort();
+      await pending;
+      await harness.upstream.settled();
+      expect(harness.upstream.requests[0]!.aborted).toBe(true);
+      expect(harness.upstream.requests).toHaveLength(1);
+    } finally {
+      await client.destroy();
+    }
   });
 });
 
