@@ -99,76 +99,116 @@ export function meteredChatModel(
   };
 }
 
+/**
+ * A metered stream's iterator: its ticket ends with the provider's usage, or with what was counted
+ * of it. Not async methods: a part passes through with the inner stream's own promise and one
+ * callback, not a second promise and an await per part.
+ */
+class MeteredStreamIterator implements AsyncIterator<StreamPart> {
+  private ticket: MeterTicket | null = null;
+  private inner: AsyncIterator<StreamPart> | null = null;
+  private started = 0;
+  /** The output so far, counted if the stream is cut short. */
+  private written = '';
+  private ended = false;
+  private readonly input: InputCount;
+
+  constructor(
+    private readonly model: ChatModel,
+    private readonly request: GenerationRequest,
+    private readonly start: (input: InputCount) => Promise<MeterTicket>,
+  ) {
+    this.input = new InputCount(model, request.messages);
+  }
+
+  next(): Promise<IteratorResult<StreamPart>> {
+    if (this.inner !== null) return this.step(this.inner);
+    return this.start(this.input).then((ticket) => {
+      this.ticket = ticket;
+      this.started = performance.now();
+      let stream: AsyncIterator<StreamPart>;
+      try {
+        stream = this.model.stream(this.request)[Symbol.asyncIterator]();
+      } catch (error) {
+        return this.failed(error);
+      }
+      this.inner = stream;
+      return this.step(stream);
+    });
+  }
+
+  async return(value?: unknown): Promise<IteratorResult<StreamPart>> {
+    // The consumer stopped before the finish part: the client went away.
+    this.end({ status: 'aborted', errorCode: null });
+    return (await this.inner?.return?.(value)) ?? { done: true, value: undefined };
+  }
+
+  private step(stream: AsyncIterator<StreamPart>): Promise<IteratorResult<StreamPart>> {
+    let pending: Promise<IteratorResult<StreamPart>>;
+    try {
+      pending = stream.next();
+    } catch (error) {
+      // An iterator that throws rather than rejects: the same end, as a rejection.
+      return Promise.resolve().then(() => this.failed(error));
+    }
+    return pending.then(this.passed, this.failed);
+  }
+
+  /** Each part as it passes: its text kept for a cut stream, the finish part's usage settled. */
+  private readonly passed = (step: IteratorResult<StreamPart>): IteratorResult<StreamPart> => {
+    // A stream that ends without its finish part: settled with what was counted of it.
+    if (step.done === true) this.end({ status: 'ok', errorCode: null });
+    else {
+      const part = step.value;
+      if (part.type === 'text') this.written += part.text;
+      else if (part.type === 'tool-call') this.written += part.arguments;
+      else if (part.type === 'finish' && !this.ended && this.ticket !== null) {
+        this.ended = true;
+        this.ticket.end({
+          status: 'ok',
+          usage: meteredUsageOf(part.usage),
+          latencyMs: performance.now() - this.started,
+        });
+      }
+    }
+    return step;
+  };
+
+  private readonly failed = (error: unknown): never => {
+    this.end(statusOf(error));
+    throw error;
+  };
+
+  /** The usage of a stream cut short: its input, and the output streamed so far. */
+  private async counted(): Promise<MeteredUsage> {
+    const [inputTokens, outputTokens] = await Promise.all([
+      this.input.get(),
+      this.written === ''
+        ? 0
+        : this.model.countTokens([{ role: 'assistant', content: this.written }]),
+    ]);
+    return { ...noUsage, inputTokens, outputTokens };
+  }
+
+  private end(outcome: { status: 'ok' | 'error' | 'aborted'; errorCode: string | null }): void {
+    if (this.ended || this.ticket === null) return;
+    this.ended = true;
+    const ticket = this.ticket;
+    const latencyMs = performance.now() - this.started;
+    void this.counted().then(
+      (usage) => ticket.end({ ...outcome, usage, latencyMs }),
+      () => ticket.end({ ...outcome, usage: noUsage, latencyMs }),
+    );
+  }
+}
+
 /** A stream whose ticket ends with the provider's usage, or with what was counted of it. */
 function meteredStream(
   model: ChatModel,
   request: GenerationRequest,
   start: (input: InputCount) => Promise<MeterTicket>,
 ): AsyncIterable<StreamPart> {
-  return {
-    [Symbol.asyncIterator]() {
-      const input = new InputCount(model, request.messages);
-      let ticket: MeterTicket | null = null;
-      let inner: AsyncIterator<StreamPart> | null = null;
-      let started = 0;
-      let written = '';
-      let ended = false;
-      /** The usage of a stream cut short: its input, and the output streamed so far. */
-      const counted = async (): Promise<MeteredUsage> => {
-        const [inputTokens, outputTokens] = await Promise.all([
-          input.get(),
-          written === '' ? 0 : model.countTokens([{ role: 'assistant', content: written }]),
-        ]);
-        return { ...noUsage, inputTokens, outputTokens };
-      };
-      const end = (outcome: { status: 'ok' | 'error' | 'aborted'; errorCode: string | null }) => {
-        if (ended || ticket === null) return;
-        ended = true;
-        const endTicket = ticket;
-        const latencyMs = performance.now() - started;
-        void counted().then(
-          (usage) => endTicket.end({ ...outcome, usage, latencyMs }),
-          () => endTicket.end({ ...outcome, usage: noUsage, latencyMs }),
-        );
-      };
-      return {
-        async next() {
-          if (inner === null) {
-            ticket = await start(input);
-            started = performance.now();
-            inner = model.stream(request)[Symbol.asyncIterator]();
-          }
-          try {
-            const step = await inner.next();
-            // A stream that ends without its finish part: settled with what was counted of it.
-            if (step.done === true) end({ status: 'ok', errorCode: null });
-            else {
-              const part = step.value;
-              if (part.type === 'text') written += part.text;
-              else if (part.type === 'tool-call') written += part.arguments;
-              else if (part.type === 'finish' && !ended && ticket !== null) {
-                ended = true;
-                ticket.end({
-                  status: 'ok',
-                  usage: meteredUsageOf(part.usage),
-                  latencyMs: performance.now() - started,
-                });
-              }
-            }
-            return step;
-          } catch (error) {
-            end(statusOf(error));
-            throw error;
-          }
-        },
-        async return(value?: unknown) {
-          // The consumer stopped before the finish part: the client went away.
-          end({ status: 'aborted', errorCode: null });
-          return (await inner?.return?.(value)) ?? { done: true, value: undefined };
-        },
-      };
-    },
-  };
+  return { [Symbol.asyncIterator]: () => new MeteredStreamIterator(model, request, start) };
 }
 
 export function meteredEmbeddingModel(
