@@ -172,8 +172,12 @@ describe.each(allDialects)('usage on $name', (dialect) => {
       'chat',
       'chat',
     ]);
-    const to = new Date(Date.now() + 60_000).toISOString();
-    const from = new Date(Date.now() - 3 * 3_600_000).toISOString();
+    // Three hours ending a minute from now: four hourly buckets whatever the time of day (with
+    // `from` three hours before now instead, the last minute of an hour made five).
+    let end = Date.now() + 60_000;
+    if (end % 3_600_000 === 0) end += 1;
+    const to = new Date(end).toISOString();
+    const from = new Date(end - 3 * 3_600_000).toISOString();
     const hourly = (await usage(`?from=${from}&to=${to}`)).json<UsageJson>();
     expect(hourly.bucket).toBe('hour');
     expect(hourly.buckets).toHaveLength(4);
