@@ -134,6 +134,11 @@ export interface ServiceOverrides {
   executionChannel?: string;
   /** BullMQ key prefix of the job queue (tests isolate themselves with it). */
   jobPrefix?: string;
+  /**
+   * What a model of several deployments draws its choice with (default Math.random); `() => 0`
+   * tries them in the order listed, for tests that must know which one is called first.
+   */
+  deploymentRandom?: () => number;
 }
 
 /** What routes may use, read off the modules. */

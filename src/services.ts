@@ -7,6 +7,8 @@ import { createMetricsModule } from './modules/metrics/module.js';
 import type { AppConfig, LocalModelDefinition } from './config/config.js';
 import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
+import { MemoryDeploymentHealth } from './models/deployments/deployment-health.js';
+import { RedisDeploymentHealth } from './models/deployments/redis-deployment-health.js';
 import { SpeechEngines } from './models/speech/speech-engines.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { createUsageLedger } from './modules/usage/module.js';
@@ -138,7 +140,7 @@ async function openStores(
  * model registry over them (every call it hands out metered by the ledger, under the budgets).
  */
 function openEngines(wiring: Wiring, accounts: AccountsModule): Engines {
-  const { config, logger, closers, storage, redis, now } = wiring;
+  const { config, logger, closers, storage, redis, now, overrides } = wiring;
   const localEngine = closers.started(
     'local model engine',
     new NodeLlamaEngine({
@@ -171,6 +173,26 @@ function openEngines(wiring: Wiring, accounts: AccountsModule): Engines {
       budgets: budgets.gate,
     }),
   );
+  // Deployments' cooldowns: seen by every instance through Redis, else this process's own.
+  const health = closers.started(
+    'deployment health',
+    redis === null
+      ? new MemoryDeploymentHealth(config.models.upstreams)
+      : new RedisDeploymentHealth(
+          redis,
+          redisName(config, 'deployments'),
+          config.models.upstreams,
+          logger,
+        ),
+  );
+  if (
+    config.models.definitions.some(
+      (model) => 'deployments' in model && model.deployments.length > 0,
+    )
+  ) {
+    // Subscribed before the first request, so that no other instance's change is missed.
+    void health.start();
+  }
   const models = new ModelRegistry(
     config,
     localEngine,
@@ -178,6 +200,8 @@ function openEngines(wiring: Wiring, accounts: AccountsModule): Engines {
     speechEngines,
     metrics.metrics,
     usage.meter,
+    health,
+    overrides.deploymentRandom,
   );
   return { localEngine, speechEngines, metrics, budgets, models, usage };
 }

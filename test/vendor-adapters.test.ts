@@ -57,6 +57,8 @@ function definitionFor(
     baseUrl: fake.baseUrl,
     apiKeyEnv: 'VENDOR_API_KEY',
     structuredOutputs: false,
+    maxAttempts: 4,
+    deployments: [],
     capabilities: ['tools', 'vision', 'json_schema'],
     routing: {
       inputCostPerMillion: null,

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../modules/accounts/api-key-format.js';
 import { featureNames } from '../modules/health/feature-catalog.js';
 import { ConfigError, loadConfig } from './load-config.js';
+import type { RemoteModelDefinition } from './config.js';
 
 function configFile(name: string, content: string): string {
   const directory = mkdtempSync(path.join(tmpdir(), 'config-test-'));
@@ -321,6 +322,72 @@ describe('loadConfig', () => {
     expect(text).toContain('max_tokens must be smaller than context_length');
     expect(text).toContain('models[4].threads');
     expect(text).toContain("default_model: 'missing' is not a defined model");
+  });
+
+  it('builds a model of deployments, and reports what is wrong with them', () => {
+    const good = configFile(
+      'deployments.yaml',
+      [
+        'models:',
+        '  - name: pool',
+        '    provider: openai',
+        '    model: gpt-4o-mini',
+        '    max_attempts: 3',
+        '    pricing: { input_per_mtok: 0.15, output_per_mtok: 0.6 }',
+        '    deployments:',
+        '      - { name: east, weight: 3, rpm: 600 }',
+        '      - { provider: openai-compatible, base_url: "http://10.0.0.5:8000/v1", model: m2, pricing: { input_per_mtok: 0 } }',
+      ].join('\n'),
+    );
+    const [pool] = loadConfig({ env: { PLATFORM_CONFIG: good } }).models.definitions;
+    expect(pool).toMatchObject({ name: 'pool', maxAttempts: 3 });
+    const deployments = (pool as RemoteModelDefinition).deployments;
+    expect(
+      deployments.map((deployment) => [deployment.name, deployment.weight, deployment.rpm]),
+    ).toEqual([
+      ['east', 3, 600],
+      ['deployment-2', 1, null],
+    ]);
+    expect(deployments[0]!.definition).toMatchObject({
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      apiKeyEnv: 'OPENAI_API_KEY',
+      maxRetries: 0,
+      pricing: { inputPerMtok: 150_000, outputPerMtok: 600_000 },
+    });
+    expect(deployments[1]!.definition).toMatchObject({
+      provider: 'openai-compatible',
+      model: 'm2',
+      baseUrl: 'http://10.0.0.5:8000/v1',
+      apiKeyEnv: null,
+      pricing: { inputPerMtok: 0, outputPerMtok: null },
+    });
+    const bad = configFile(
+      'bad-deployments.yaml',
+      [
+        'models:',
+        '  - name: pool',
+        '    provider: openai',
+        '    model: gpt-4o-mini',
+        '    deployments: [{ name: x }, { name: x }, { provider: openai-compatible }]',
+        '  - { name: e, provider: openai, type: embedding, model: t, deployments: [{}] }',
+      ].join('\n'),
+    );
+    const text = problemsOf(() => loadConfig({ env: { PLATFORM_CONFIG: bad } })).join('\n');
+    expect(text).toContain("deployments[1].name: 'x' is used twice");
+    expect(text).toContain(
+      'deployments[2].base_url: an openai-compatible deployment needs a base URL',
+    );
+    expect(text).toContain(
+      'models[1].deployments: only chat models of a remote provider take deployments',
+    );
+    const zero = configFile(
+      'zero-weight.yaml',
+      'models:\n  - { name: f, provider: openai, model: m, deployments: [{ weight: 0 }] }',
+    );
+    expect(problemsOf(() => loadConfig({ env: { PLATFORM_CONFIG: zero } })).join('\n')).toContain(
+      'models.0.deployments.0.weight',
+    );
   });
 
   it('names a malformed SSRF allow-list entry', () => {

@@ -21,6 +21,7 @@ import {
   type SherpaArchitecture,
 } from './model-entry.js';
 import { makerOf } from './model-makers.js';
+import { deploymentsOf } from './model-deployments.js';
 import { pricingOf } from './model-pricing.js';
 
 export interface ModelDefaults {
@@ -29,6 +30,7 @@ export interface ModelDefaults {
   timeoutMs: number;
   idleTimeoutMs: number;
   maxRetries: number;
+  maxAttempts: number;
 }
 
 /** Where an entry is defined and what it is built with. */
@@ -75,6 +77,9 @@ export function toDefinition(entry: ModelEntry, site: EntrySite): ModelDefinitio
     );
     return null;
   }
+  if (entry.deployments !== undefined && (base.type !== 'chat' || entry.provider === 'local')) {
+    problems.push(`${label}.deployments: only chat models of a remote provider take deployments`);
+  }
   if (base.type === 'chat' || base.type === 'embedding') {
     refuseFields(
       entry,
@@ -114,6 +119,7 @@ function baseOf(entry: ModelEntry, site: EntrySite): DefinitionBase {
       entry.timeout_ms ?? defaults.timeoutMs,
     ),
     maxRetries: entry.max_retries ?? defaults.maxRetries,
+    maxAttempts: entry.max_attempts ?? defaults.maxAttempts,
     routing: {
       inputCostPerMillion: dollars(pricing?.inputPerMtok),
       outputCostPerMillion: dollars(pricing?.outputPerMtok),
@@ -193,13 +199,19 @@ function remoteDefinition(
     return null;
   }
   const provider = entry.provider as RemoteModelDefinition['provider'];
-  return {
+  const definition: RemoteModelDefinition = {
     ...base,
     provider,
     model: entry.model,
     baseUrl: entry.base_url ?? null,
     apiKeyEnv: entry.api_key_env ?? defaultApiKeyEnv[provider],
     structuredOutputs: entry.structured_outputs ?? provider !== 'openai-compatible',
+    deployments: [],
+  };
+  if (entry.deployments === undefined || base.type !== 'chat') return definition;
+  return {
+    ...definition,
+    deployments: deploymentsOf(entry, definition, site.label, site.problems),
   };
 }
 

@@ -115,6 +115,51 @@ const modelFileFields = {
   ),
 };
 
+/** US dollars per unit, as a model entry's `pricing` (and a deployment's) gives them. */
+const PricingSchema = () =>
+  Closed({
+    input_per_mtok: Type.Optional(Price()),
+    output_per_mtok: Type.Optional(Price()),
+    cached_input_per_mtok: Type.Optional(Price()),
+    cache_write_per_mtok: Type.Optional(Price()),
+    reasoning_per_mtok: Type.Optional(Price()),
+    per_audio_minute: Type.Optional(Price()),
+    per_mchar: Type.Optional(Price()),
+    as_of: Type.Optional(
+      Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', message: 'expected YYYY-MM-DD' }),
+    ),
+  });
+
+/** Providers a chat model's deployment may be reached through (remote APIs). */
+export const deploymentProviders = ['openai', 'anthropic', 'google', 'openai-compatible'] as const;
+
+/**
+ * One upstream of a model served by several (`deployments`): what it differs in from the entry
+ * (provider, model id, base URL, key), how often it is chosen, its limits and its prices.
+ */
+export const DeploymentEntrySchema = Closed({
+  /** Names it in the usage ledger, logs and the model's health (default: `deployment-<n>`). */
+  name: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$',
+      message: 'letters, digits and . _ : - only, at most 64 characters',
+    }),
+  ),
+  provider: Type.Optional(Type.Enum(deploymentProviders)),
+  model: Type.Optional(Text(256)),
+  base_url: Type.Optional(HttpUrl()),
+  api_key_env: Type.Optional(EnvironmentVariableName('the name of an environment variable')),
+  /** Relative share of the requests (default 1). */
+  weight: OptionalInteger(1, 1000),
+  /** Requests per minute this instance sends it at most. */
+  rpm: OptionalInteger(1, 10_000_000),
+  /** Tokens (input and output) per minute this instance sends it at most. */
+  tpm: OptionalInteger(1, 1_000_000_000),
+  pricing: Type.Optional(PricingSchema()),
+});
+
+export type DeploymentEntry = Static<typeof DeploymentEntrySchema>;
+
 const Voice = Closed({
   id: Text(128),
   name: Type.Optional(Text(200)),
@@ -140,26 +185,17 @@ export const ModelEntrySchema = Closed({
   /** Longest silence of a streamed answer: before its first chunk and between two chunks. */
   idle_timeout_ms: OptionalInteger(100, 3_600_000),
   max_retries: OptionalInteger(0, 10),
+  /** Upstream calls one request may make across deployments, fallbacks and retries. */
+  max_attempts: OptionalInteger(1, 20),
+  /** Chat models: the same model at several upstreams, chosen per request (docs/deployments.md). */
+  deployments: Type.Optional(Type.Array(DeploymentEntrySchema, { minItems: 1, maxItems: 20 })),
   // What the router's strategies weigh (see docs/routing-and-layout.md, "Strategies"); all optional.
   /** US dollars per million prompt tokens (0 for local models); `pricing.input_per_mtok` wins. */
   input_cost_per_million: Type.Optional(Price()),
   /** US dollars per million completion tokens; `pricing.output_per_mtok` wins. */
   output_cost_per_million: Type.Optional(Price()),
   /** What a call costs, in US dollars (docs/usage-and-budgets.md). */
-  pricing: Type.Optional(
-    Closed({
-      input_per_mtok: Type.Optional(Price()),
-      output_per_mtok: Type.Optional(Price()),
-      cached_input_per_mtok: Type.Optional(Price()),
-      cache_write_per_mtok: Type.Optional(Price()),
-      reasoning_per_mtok: Type.Optional(Price()),
-      per_audio_minute: Type.Optional(Price()),
-      per_mchar: Type.Optional(Price()),
-      as_of: Type.Optional(
-        Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', message: 'expected YYYY-MM-DD' }),
-      ),
-    }),
-  ),
+  pricing: Type.Optional(PricingSchema()),
   /** Relative answer quality, 0–100 (a leaderboard score or your own judgement). */
   quality: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
   /** Typical time to the first token, in milliseconds. */

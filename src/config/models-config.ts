@@ -30,12 +30,26 @@ export const modelsFileProperties = {
   model_timeout_ms: OptionalInteger(100, 3_600_000),
   model_idle_timeout_ms: OptionalInteger(100, 3_600_000),
   model_max_retries: OptionalInteger(0, 10),
+  /** Upstream calls one request may make across deployments, fallbacks and retries (default 4). */
+  model_max_attempts: OptionalInteger(1, 20),
+  /** A failing deployment's first cooldown (default 5 s), doubled on each failure in a row. */
+  deployment_cooldown_ms: OptionalInteger(100, 3_600_000),
+  /** The longest cooldown (default 5 min); a longer Retry-After is honoured, up to an hour. */
+  deployment_max_cooldown_ms: OptionalInteger(100, 3_600_000),
 };
 
 type ModelsFile = Static<TObject<typeof modelsFileProperties>> & {
   models?: Static<typeof ModelListSchema>;
 };
-type ModelsEnv = Omit<ModelsFile, 'default_model' | 'models' | 'model_max_retries'>;
+type ModelsEnv = Omit<
+  ModelsFile,
+  | 'default_model'
+  | 'models'
+  | 'model_max_retries'
+  | 'model_max_attempts'
+  | 'deployment_cooldown_ms'
+  | 'deployment_max_cooldown_ms'
+>;
 
 export function readModelsEnv(env: EnvReader): ModelsEnv {
   const gpu = env.oneOf('LOCAL_MODEL_GPU', ['auto', 'false']);
@@ -71,6 +85,7 @@ export function modelsConfig(
     timeoutMs: fromEnv.model_timeout_ms ?? file.model_timeout_ms ?? 60_000,
     idleTimeoutMs: fromEnv.model_idle_timeout_ms ?? file.model_idle_timeout_ms ?? 20_000,
     maxRetries: file.model_max_retries ?? 2,
+    maxAttempts: file.model_max_attempts ?? 4,
   };
   const catalog = buildModelCatalog(file.models, file.default_model, { ...options, defaults });
   return {
@@ -80,6 +95,13 @@ export function modelsConfig(
     autoPull: fromEnv.model_auto_pull ?? file.model_auto_pull ?? true,
     huggingFaceEndpoint: fromEnv.hf_endpoint ?? file.hf_endpoint ?? 'https://huggingface.co',
     localGpu: fromEnv.local_model_gpu ?? file.local_model_gpu ?? false,
+    upstreams: {
+      cooldownMs: file.deployment_cooldown_ms ?? 5000,
+      maxCooldownMs: Math.max(
+        file.deployment_max_cooldown_ms ?? 300_000,
+        file.deployment_cooldown_ms ?? 5000,
+      ),
+    },
   };
 }
 

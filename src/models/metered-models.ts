@@ -58,11 +58,24 @@ class InputCount {
   }
 }
 
+/** The meter with every ticket's record naming the deployment that answered. */
+function ofDeployment(meter: UsageMeter, deployment: string): UsageMeter {
+  return {
+    start: async (start) => {
+      const ticket = await meter.start(start);
+      return { end: (end) => ticket.end({ ...end, deployment }) };
+    },
+  };
+}
+
 export function meteredChatModel(
   model: ChatModel,
   definition: ModelDefinition,
-  meter: UsageMeter,
+  modelMeter: UsageMeter,
+  /** The deployment of the model this is (its name in the ledger). */
+  deployment?: string,
 ): ChatModel {
+  const meter = deployment === undefined ? modelMeter : ofDeployment(modelMeter, deployment);
   const start = async (request: GenerationRequest, input: InputCount): Promise<MeterTicket> =>
     meter.start({
       definition,

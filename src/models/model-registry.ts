@@ -1,7 +1,12 @@
 // The model catalog at run time: which configured models are usable now and why not, one model
 // instance per definition, and calls that fall back to the next model in `fallbacks`.
 import type { Logger } from 'pino';
-import type { AppConfig, ModelDefinition, ModelType } from '../config/config.js';
+import type {
+  AppConfig,
+  ModelDefinition,
+  ModelType,
+  RemoteModelDefinition,
+} from '../config/config.js';
 import { AppError, FeatureDisabledError, InvalidParameterError } from '../errors/app-error.js';
 import { BpeTokenCounter, loadTokenizer } from './bpe-token-counter.js';
 import {
@@ -10,6 +15,13 @@ import {
   type ModelCallObserver,
 } from './model-call-observer.js';
 import { meteredChatModel, meteredEmbeddingModel } from './metered-models.js';
+import {
+  MemoryDeploymentHealth,
+  type DeploymentHealth,
+  type DeploymentState,
+} from './deployments/deployment-health.js';
+import { DeploymentRouter } from './deployments/deployment-router.js';
+import { AttemptBudget } from './upstream/attempt-budget.js';
 import { unmetered, type UsageMeter } from './metering.js';
 import type { LocalEngine } from './local/local-engine.js';
 import { SpeechEngines } from './speech/speech-engines.js';
@@ -46,6 +58,8 @@ export class ModelRegistry {
   private readonly byName: Map<string, ModelDefinition>;
   /** One built model per definition name, whatever its kind. */
   private readonly built = new Map<string, unknown>();
+  /** The models served by several deployments, once built. */
+  private readonly routers = new Map<string, DeploymentRouter>();
   private readonly context: ModelFactoryContext;
 
   constructor(
@@ -58,6 +72,10 @@ export class ModelRegistry {
     private readonly observer?: ModelCallObserver,
     /** Meters every chat and embedding call: the usage ledger, and the budgets before each call. */
     private readonly meter: UsageMeter = unmetered,
+    /** Which deployments are cooling down (shared by every instance when in Redis). */
+    private readonly health: DeploymentHealth = new MemoryDeploymentHealth(config.models.upstreams),
+    /** What deployments are drawn with (tests: `() => 0`, the order listed). */
+    private readonly random: () => number = Math.random,
   ) {
     this.byName = new Map(
       config.models.definitions.map((definition) => [definition.name, definition]),
@@ -183,10 +201,49 @@ export class ModelRegistry {
     }
     let model = this.built.get(name) as ModelOfKind[K] | undefined;
     if (model === undefined) {
-      model = this.observed(kind, name, modelKinds[kind].create(definition, this.context));
+      model = this.observed(kind, name, this.create(kind, definition));
       this.built.set(name, model);
     }
     return model;
+  }
+
+  private create<K extends ModelType>(kind: K, definition: ModelDefinition): ModelOfKind[K] {
+    const deployments = deploymentsOf(definition);
+    if (kind !== 'chat' || deployments.length === 0) {
+      return modelKinds[kind].create(definition, this.context);
+    }
+    // Each deployment metered on its own (its prices, its name in the ledger); the metrics see
+    // the model as a whole.
+    const usable = deployments.filter(
+      (deployment) => remoteUnavailability(deployment.definition, this.config.secrets) === null,
+    );
+    const router = new DeploymentRouter(
+      definition.name,
+      usable.map((deployment) => ({
+        deployment,
+        model: meteredChatModel(
+          modelKinds.chat.create(deployment.definition, this.context),
+          deployment.definition,
+          this.meter,
+          deployment.name,
+        ),
+      })),
+      this.health,
+      this.logger,
+      definition.timeoutMs,
+      this.random,
+    );
+    this.routers.set(definition.name, router);
+    return router as unknown as ModelOfKind[K];
+  }
+
+  /** The health of a model's deployments, as this instance knows it (empty: it has none). */
+  async deploymentHealth(name: string): Promise<Array<{ name: string; state: DeploymentState }>> {
+    const definition = this.byName.get(name);
+    if (definition === undefined || deploymentsOf(definition).length === 0) return [];
+    if (!this.routers.has(name) && this.statusOf(definition).available) this.chatModel(name);
+    const router = this.routers.get(name);
+    return router === undefined ? [] : router.deploymentStates();
   }
 
   /**
@@ -199,6 +256,8 @@ export class ModelRegistry {
     if (kind === 'chat') {
       const chat = model as ChatModel;
       const seen = observer === undefined ? chat : observedChatModel(chat, name, observer);
+      // A model of deployments is metered per deployment (in `create`).
+      if (deploymentsOf(definition).length > 0) return seen as ModelOfKind[K];
       return meteredChatModel(seen, definition, meter) as ModelOfKind[K];
     }
     if (kind === 'embedding') {
@@ -235,10 +294,12 @@ export class ModelRegistry {
         canServe(this.definitionOf(fallback)),
       ),
     ];
+    const attempts = new AttemptBudget(this.definitionOf(name).maxAttempts);
     let firstFailure: unknown;
     for (const candidate of candidates) {
+      if (attempts.left === 0) break;
       try {
-        const model = this.chatModel(candidate);
+        const model = withAttempts(this.chatModel(candidate), attempts);
         const definition = this.definitionOf(candidate);
         return { result: await call(model, definition), definition };
       } catch (error) {
@@ -247,7 +308,7 @@ export class ModelRegistry {
         firstFailure ??= error;
         this.logger.warn(
           { model: candidate, code: error.code, err: error.cause ?? error },
-          candidate === candidates[candidates.length - 1]
+          candidate === candidates[candidates.length - 1] || attempts.left === 0
             ? 'model failed; no fallback left'
             : 'model failed; trying its next fallback',
         );
@@ -280,6 +341,15 @@ export class ModelRegistry {
   }
 
   private statusOf(definition: ModelDefinition): ModelStatus {
+    const deployments = deploymentsOf(definition);
+    if (deployments.length > 0) {
+      // Usable while any of its deployments is.
+      const reasons = deployments.map((deployment) =>
+        remoteUnavailability(deployment.definition, this.config.secrets),
+      );
+      const reason = reasons.includes(null) ? null : (reasons[0] ?? null);
+      return { definition, available: reason === null, reason };
+    }
     const connection = connectionOf(definition);
     const reason =
       modelKinds[definition.type].unavailability?.(definition) ??
@@ -302,4 +372,18 @@ export class ModelRegistry {
     }
     return status;
   }
+}
+
+/** A remote chat model's deployments (none for other models). */
+function deploymentsOf(definition: ModelDefinition): RemoteModelDefinition['deployments'] {
+  return 'deployments' in definition ? definition.deployments : [];
+}
+
+/** The model with the request's budget of upstream calls given to each of its calls. */
+function withAttempts(model: ChatModel, attempts: AttemptBudget): ChatModel {
+  return {
+    generate: (request) => model.generate({ ...request, attempts }),
+    stream: (request) => model.stream({ ...request, attempts }),
+    countTokens: (messages) => model.countTokens(messages),
+  };
 }

@@ -2,6 +2,7 @@
 // the typed errors model back-ends throw. Nothing here knows a vendor, HTTP framework or database.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { AppError } from '../errors/app-error.js';
+import type { AttemptBudget } from './upstream/attempt-budget.js';
 
 // The message model is OpenAI's Chat Completions shape (../shared/reference), typed: content parts,
 // assistant tool calls, tool results, and the request's parameters under their OpenAI names. The
@@ -153,6 +154,8 @@ export interface GenerationRequest {
   readonly params?: ChatParams | undefined;
   /** Whose call it is, for the usage ledger and budgets (the account of `fairnessKey` alone when absent). */
   readonly attribution?: CallAttribution | undefined;
+  /** Upstream calls the request may still make (`max_attempts`); set by the registry. */
+  readonly attempts?: AttemptBudget | undefined;
 }
 
 export interface GenerationResult {
@@ -222,8 +225,10 @@ export interface UpstreamErrorOptions {
   upstreamStatus?: number | null;
   /** Worth trying the next model in `fallbacks`. */
   fallbackWorthy?: boolean;
-  /** Seconds the client should wait, when known. */
+  /** Seconds the client should wait, when known (sent as Retry-After). */
   retryAfterSeconds?: number | null;
+  /** How long the upstream asked to be left alone (its Retry-After), whatever the status. */
+  upstreamRetryAfterMs?: number | null;
   cause?: unknown;
 }
 
@@ -234,6 +239,7 @@ export interface UpstreamErrorOptions {
 export class UpstreamError extends AppError {
   readonly upstreamStatus: number | null;
   readonly fallbackWorthy: boolean;
+  readonly upstreamRetryAfterMs: number | null;
 
   constructor(code: UpstreamErrorCode, message: string, options: UpstreamErrorOptions = {}) {
     super(code, message, {
@@ -245,6 +251,11 @@ export class UpstreamError extends AppError {
     this.name = 'UpstreamError';
     this.upstreamStatus = options.upstreamStatus ?? null;
     this.fallbackWorthy = options.fallbackWorthy ?? true;
+    this.upstreamRetryAfterMs =
+      options.upstreamRetryAfterMs ??
+      (options.retryAfterSeconds === undefined || options.retryAfterSeconds === null
+        ? null
+        : options.retryAfterSeconds * 1000);
   }
 }
 

@@ -111,7 +111,12 @@ export class AiSdkChatModel implements ChatModel {
 
   async generate(request: GenerationRequest): Promise<GenerationResult> {
     const { model, target, options } = await this.prepare(request);
-    const limits = new CallLimits(request.signal, this.definition.timeoutMs);
+    const limits = new CallLimits(
+      request.signal,
+      this.definition.timeoutMs,
+      null,
+      request.attempts,
+    );
     let result: Awaited<ReturnType<LanguageModelV3['doGenerate']>>;
     try {
       result = await withRetries(
@@ -143,6 +148,7 @@ export class AiSdkChatModel implements ChatModel {
       request.signal,
       this.definition.timeoutMs,
       this.definition.idleTimeoutMs,
+      request.attempts,
     );
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
     const outcome: StreamOutcome = { text: '', finished: false, failure: undefined, refusal: null };

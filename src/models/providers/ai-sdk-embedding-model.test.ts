@@ -25,6 +25,8 @@ function model(overrides: Partial<RemoteModelDefinition> = {}) {
     baseUrl: upstream.baseUrl,
     apiKeyEnv: null,
     structuredOutputs: false,
+    maxAttempts: 4,
+    deployments: [],
     capabilities: [],
     routing: {
       inputCostPerMillion: null,

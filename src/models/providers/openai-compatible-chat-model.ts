@@ -81,7 +81,12 @@ export class OpenAiCompatibleChatModel implements ChatModel {
   }
 
   async generate(request: GenerationRequest): Promise<GenerationResult> {
-    const limits = new CallLimits(request.signal, this.definition.timeoutMs, null);
+    const limits = new CallLimits(
+      request.signal,
+      this.definition.timeoutMs,
+      null,
+      request.attempts,
+    );
     try {
       const { connection } = this;
       const incoming = await connection.open(
@@ -117,6 +122,7 @@ export class OpenAiCompatibleChatModel implements ChatModel {
       request.signal,
       this.definition.timeoutMs,
       this.definition.idleTimeoutMs,
+      request.attempts,
     );
     let incoming: IncomingMessage | undefined;
     let finished = false;

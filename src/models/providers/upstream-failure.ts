@@ -3,7 +3,7 @@
 // the model and what went wrong but no upstream detail, body or secret.
 import { APICallError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
 import { UpstreamError } from '../spec.js';
-import { RetriesExhaustedError } from '../upstream/retry.js';
+import { RetriesExhaustedError, retryAfterMs } from '../upstream/retry.js';
 
 function retryAfterSecondsOf(error: APICallError): number | null {
   const header = error.responseHeaders?.['retry-after'];
@@ -47,6 +47,13 @@ function describeAnswer(
       'model_unavailable',
       `The provider of model '${modelName}' is rate-limiting requests${tried}; retry later.`,
       { cause: error, upstreamStatus: status, retryAfterSeconds: retryAfterSecondsOf(last) },
+    );
+  }
+  if (status === 503 || status === 502 || status === 529) {
+    return new UpstreamError(
+      'upstream_error',
+      `The provider of model '${modelName}' answered HTTP ${status}${tried}.`,
+      { cause: error, upstreamStatus: status, upstreamRetryAfterMs: retryAfterMs(last) },
     );
   }
   if (status === 401 || status === 403) {

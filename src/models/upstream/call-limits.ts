@@ -5,6 +5,7 @@
 import type { ClientRequest } from 'node:http';
 import { RequestAbortedError, UpstreamError } from '../spec.js';
 import { RetriesExhaustedError } from './retry.js';
+import type { AttemptBudget } from './attempt-budget.js';
 
 type Limit = 'total' | 'idle';
 
@@ -30,6 +31,8 @@ export class CallLimits {
     private readonly clientSignal: AbortSignal,
     private readonly totalMs: number,
     private readonly idleMs: number | null = null,
+    /** The request's budget of upstream calls (`max_attempts`), taken from by each retry. */
+    readonly attempts?: AttemptBudget,
   ) {
     this.totalTimer = setTimeout(() => this.stop('total'), totalMs);
     this.touch();

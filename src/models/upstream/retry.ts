@@ -5,6 +5,7 @@
 // The waits are the call's limits' (./call-limits.ts): ended when the client leaves or a time
 // limit runs out, and not counted as the upstream's silence.
 import { APICallError } from '@ai-sdk/provider';
+import type { AttemptBudget } from './attempt-budget.js';
 
 /**
  * Every attempt failed; the last failure is kept for the error mapping and the logs. `cutShort`:
@@ -40,6 +41,8 @@ export interface RetryWaits {
   readonly timedOutNow: boolean;
   /** Waits, rejecting early when the call is stopped. */
   sleep(ms: number): Promise<void>;
+  /** The request's budget of upstream calls, when it has one: each attempt takes from it. */
+  readonly attempts?: AttemptBudget | undefined;
 }
 
 /** The server's requested wait in ms, from `retry-after-ms` or `retry-after` (seconds or a date). */
@@ -74,6 +77,9 @@ export async function withRetries<T>(
   policy: RetryPolicy,
 ): Promise<T> {
   for (let index = 0; ; index += 1) {
+    // The first call's attempt was checked by whoever chose to make it (the registry, a
+    // deployment router); it is taken here with every retry's.
+    waits.attempts?.take();
     try {
       return await attempt();
     } catch (error) {
@@ -81,7 +87,12 @@ export async function withRetries<T>(
       if (!retryable || waits.stopped) {
         throw index === 0 ? error : new RetriesExhaustedError(error, index + 1);
       }
-      if (index >= policy.maxRetries) throw new RetriesExhaustedError(error, index + 1);
+      if (
+        index >= policy.maxRetries ||
+        (waits.attempts !== undefined && waits.attempts.left === 0)
+      ) {
+        throw new RetriesExhaustedError(error, index + 1);
+      }
       try {
         await waits.sleep(retryWaitMs(error, index, policy));
       } catch (interrupted) {

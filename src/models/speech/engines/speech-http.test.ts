@@ -36,6 +36,8 @@ function definition(overrides: Partial<RemoteModelDefinition> = {}): RemoteModel
     baseUrl: server.origin,
     apiKeyEnv: 'SPEECH_KEY',
     structuredOutputs: false,
+    maxAttempts: 4,
+    deployments: [],
     capabilities: [],
     routing: {
       inputCostPerMillion: null,
