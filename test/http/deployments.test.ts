@@ -112,7 +112,7 @@ function events(body: string): unknown[] {
     .split('\n')
     .filter((line) => line.startsWith('data: '))
     .map((line) => line.slice(6))
-    .map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
+    .map((data) => (data === '[DONE]' ? data : (JSON.parse(data) as unknown)));
 }
 
 const chatCalls = (fake: FakeUpstream) =>
