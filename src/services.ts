@@ -9,6 +9,7 @@ import { NodeLlamaEngine } from './models/local/local-engine.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { MemoryDeploymentHealth } from './models/deployments/deployment-health.js';
 import { RedisDeploymentHealth } from './models/deployments/redis-deployment-health.js';
+import { MemoryResponseStore, RedisResponseStore } from './models/cache/response-cache.js';
 import { SpeechEngines } from './models/speech/speech-engines.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { createUsageLedger } from './modules/usage/module.js';
@@ -193,16 +194,18 @@ function openEngines(wiring: Wiring, accounts: AccountsModule): Engines {
     // Subscribed before the first request, so that no other instance's change is missed.
     void health.start();
   }
-  const models = new ModelRegistry(
-    config,
-    localEngine,
-    logger,
-    speechEngines,
-    metrics.metrics,
-    usage.meter,
+  const models = new ModelRegistry(config, localEngine, logger, {
+    speech: speechEngines,
+    observer: metrics.metrics,
+    meter: usage.meter,
     health,
-    overrides.deploymentRandom,
-  );
+    ...(overrides.deploymentRandom === undefined ? {} : { random: overrides.deploymentRandom }),
+    // The exact response cache: in Redis when there is one, else in this process.
+    responses:
+      redis === null
+        ? new MemoryResponseStore(config.cache.maxBytes, config.cache.maxEntryBytes)
+        : new RedisResponseStore(redis, redisName(config, 'responses'), config.cache.maxEntryBytes),
+  });
   return { localEngine, speechEngines, metrics, budgets, models, usage };
 }
 

@@ -59,6 +59,7 @@ function definitionFor(
     structuredOutputs: false,
     maxAttempts: 4,
     deployments: [],
+    cache: null,
     capabilities: ['tools', 'vision', 'json_schema'],
     routing: {
       inputCostPerMillion: null,

@@ -54,7 +54,7 @@ async function run(argv: string[]): Promise<number> {
     logger,
   });
   const speech = SpeechEngines.fromConfig(config, 1);
-  const registry = new ModelRegistry(config, engine, logger, speech);
+  const registry = new ModelRegistry(config, engine, logger, { speech });
   try {
     if (command === 'list') {
       listModels(registry, values.json);

@@ -14,6 +14,7 @@ import { RoutingFileSchema } from '../modules/routing/routing.config.js';
 import { TemplatesFileSchema } from '../modules/templates/templates.config.js';
 import { ToolsFileSchema } from '../modules/tools/tools.config.js';
 import { UsageFileSchema } from '../modules/usage/usage.config.js';
+import { CacheFileSchema } from './cache-config.js';
 import { SpeechFileSchema } from '../modules/voice/voice.config.js';
 import { checkAgainst, Closed, inFile, type Problems } from './config-kit.js';
 import { databaseFileProperties } from './database-config.js';
@@ -48,6 +49,7 @@ const sections = {
   web: WebFileSchema,
   tools: ToolsFileSchema,
   usage: UsageFileSchema,
+  cache: CacheFileSchema,
   routing: RoutingFileSchema,
   speech: SpeechFileSchema,
   knowledge: KnowledgeFileSchema,

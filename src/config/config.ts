@@ -1,5 +1,6 @@
 // The typed, frozen configuration every other module receives; built only by load-config.ts.
 import type { FeatureName } from '../modules/health/feature-catalog.js';
+import type { CacheConfig } from './cache-config.js';
 import type { SpeechConfig, TemplateDefinition } from './config-sections.js';
 
 export type { SpeechConfig, TemplateDefinition, TemplateVariable } from './config-sections.js';
@@ -172,6 +173,8 @@ export interface AppConfig {
     readonly maxRedirects: number;
     readonly userAgent: string;
   };
+  /** The exact response cache (`cache` in the config file). */
+  readonly cache: CacheConfig;
   /** The usage ledger and the budgets (`usage` in the config file). */
   readonly usage: {
     /** Whether model calls are metered: recorded in the ledger and held to budgets. */

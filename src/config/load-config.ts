@@ -17,6 +17,7 @@ import { routingConfig } from '../modules/routing/routing.config.js';
 import { templatesConfig } from '../modules/templates/templates.config.js';
 import { readToolsEnv, toolsConfig } from '../modules/tools/tools.config.js';
 import { readUsageEnv, usageConfig } from '../modules/usage/usage.config.js';
+import { cacheConfig } from './cache-config.js';
 import { readSpeechEnv, speechConfig } from '../modules/voice/voice.config.js';
 import { AllowListEntryError, TargetAllowList } from '../net/address-policy.js';
 import { packageRoot } from '../runtime-paths.js';
@@ -149,6 +150,7 @@ function featureSections(composition: Composition, defaultUserAgent: string) {
     web: webConfig(fromEnv.web, file.web, defaultUserAgent),
     tools: toolsConfig(file.tools),
     usage: usageConfig(fromEnv.usage, file.usage),
+    cache: cacheConfig(file.cache),
     chat: chatConfig(fromEnv.chat, file.chat),
     knowledge,
     routing: routingConfig(file.routing, knowledge.embeddingModel, context),

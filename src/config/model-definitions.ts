@@ -81,6 +81,9 @@ export function toDefinition(entry: ModelEntry, site: EntrySite): ModelDefinitio
     problems.push(`${label}.deployments: only chat models of a remote provider take deployments`);
   }
   if (base.type === 'chat' || base.type === 'embedding') {
+    if (base.type === 'embedding' && entry.cache !== undefined) {
+      problems.push(`${label}.cache: only chat models' answers are cached`);
+    }
     refuseFields(
       entry,
       ['voices', 'default_voice', 'languages', 'aliases'],
@@ -129,6 +132,7 @@ function baseOf(entry: ModelEntry, site: EntrySite): DefinitionBase {
     speech: speechSettingsOf(entry, site),
     capabilities: capabilitiesOf(entry),
     pricing,
+    cache: entry.cache ?? null,
   };
 }
 

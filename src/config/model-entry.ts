@@ -16,6 +16,7 @@ import {
   NonEmptyString,
   OptionalInteger,
 } from './config-kit.js';
+import { ModelCacheSchema } from './cache-config.js';
 
 export const modelProviders = [
   'openai',
@@ -187,6 +188,8 @@ export const ModelEntrySchema = Closed({
   max_retries: OptionalInteger(0, 10),
   /** Upstream calls one request may make across deployments, fallbacks and retries. */
   max_attempts: OptionalInteger(1, 20),
+  /** Chat models: the exact response cache's settings for this model (over the global `cache`). */
+  cache: Type.Optional(ModelCacheSchema),
   /** Chat models: the same model at several upstreams, chosen per request (docs/deployments.md). */
   deployments: Type.Optional(Type.Array(DeploymentEntrySchema, { minItems: 1, maxItems: 20 })),
   // What the router's strategies weigh (see docs/routing-and-layout.md, "Strategies"); all optional.

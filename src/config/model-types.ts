@@ -80,6 +80,12 @@ interface ModelDefinitionBase {
   readonly capabilities: readonly ChatCapability[];
   /** What a call costs; null: not known (its calls are recorded with an unknown cost). */
   readonly pricing: ModelPricing | null;
+  /** The entry's own response-cache settings (over the global `cache`); null: the global ones. */
+  readonly cache: {
+    readonly enabled?: boolean | undefined;
+    readonly ttl_s?: number | undefined;
+    readonly sampled?: boolean | undefined;
+  } | null;
 }
 
 /**

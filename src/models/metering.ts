@@ -56,6 +56,8 @@ export interface CallEnd {
   readonly latencyMs: number;
   /** Which upstream of the model answered (a deployment's name); null for the model's own. */
   readonly deployment?: string | null | undefined;
+  /** Answered from the exact response cache: recorded at cost 0. */
+  readonly cacheHit?: boolean | undefined;
 }
 
 /** A call under way: ended exactly once, whatever happened. */

@@ -1,12 +1,7 @@
 // The model catalog at run time: which configured models are usable now and why not, one model
 // instance per definition, and calls that fall back to the next model in `fallbacks`.
 import type { Logger } from 'pino';
-import type {
-  AppConfig,
-  ModelDefinition,
-  ModelType,
-  RemoteModelDefinition,
-} from '../config/config.js';
+import type { AppConfig, ModelDefinition, ModelType } from '../config/config.js';
 import { AppError, FeatureDisabledError, InvalidParameterError } from '../errors/app-error.js';
 import { BpeTokenCounter, loadTokenizer } from './bpe-token-counter.js';
 import {
@@ -21,7 +16,10 @@ import {
   type DeploymentState,
 } from './deployments/deployment-health.js';
 import { DeploymentRouter } from './deployments/deployment-router.js';
+import { deploymentsOf, withAttempts } from './deployments/deployment-models.js';
 import { AttemptBudget } from './upstream/attempt-budget.js';
+import { cachedChatModel, cacheSettingsOf } from './cache/cached-chat-model.js';
+import type { ResponseStore } from './cache/response-cache.js';
 import { unmetered, type UsageMeter } from './metering.js';
 import type { LocalEngine } from './local/local-engine.js';
 import { SpeechEngines } from './speech/speech-engines.js';
@@ -54,6 +52,20 @@ export interface OpenedStream {
   readonly rest: AsyncIterator<StreamPart>;
 }
 
+export interface ModelRegistryOptions {
+  /** The speech engines on this machine (default: their own, with their own worker threads). */
+  readonly speech?: SpeechEngines;
+  /** Told of every chat and embedding call (the service's metrics). */
+  readonly observer?: ModelCallObserver;
+  /** Meters every chat and embedding call: the usage ledger, and the budgets before each call. */
+  readonly meter?: UsageMeter;
+  /** Deployments' cooldowns (Redis: every instance's), and what they are drawn with. */
+  readonly health?: DeploymentHealth;
+  readonly random?: () => number;
+  /** Where the exact response cache keeps answers (none: no model's answers are cached). */
+  readonly responses?: ResponseStore;
+}
+
 export class ModelRegistry {
   private readonly byName: Map<string, ModelDefinition>;
   /** One built model per definition name, whatever its kind. */
@@ -62,21 +74,24 @@ export class ModelRegistry {
   private readonly routers = new Map<string, DeploymentRouter>();
   private readonly context: ModelFactoryContext;
 
+  private readonly observer: ModelCallObserver | undefined;
+  private readonly meter: UsageMeter;
+  private readonly health: DeploymentHealth;
+  private readonly random: () => number;
+  private readonly responses: ResponseStore | null;
+
   constructor(
     private readonly config: AppConfig,
     local: LocalEngine,
     private readonly logger: Logger,
-    /** The speech engines on this machine (default: their own, with their own worker threads). */
-    speech?: SpeechEngines,
-    /** Told of every chat and embedding call (the service's metrics). */
-    private readonly observer?: ModelCallObserver,
-    /** Meters every chat and embedding call: the usage ledger, and the budgets before each call. */
-    private readonly meter: UsageMeter = unmetered,
-    /** Which deployments are cooling down (shared by every instance when in Redis). */
-    private readonly health: DeploymentHealth = new MemoryDeploymentHealth(config.models.upstreams),
-    /** What deployments are drawn with (tests: `() => 0`, the order listed). */
-    private readonly random: () => number = Math.random,
+    options: ModelRegistryOptions = {},
   ) {
+    this.observer = options.observer;
+    this.meter = options.meter ?? unmetered;
+    this.health = options.health ?? new MemoryDeploymentHealth(config.models.upstreams);
+    this.random = options.random ?? Math.random;
+    this.responses = options.responses ?? null;
+    const speech = options.speech;
     this.byName = new Map(
       config.models.definitions.map((definition) => [definition.name, definition]),
     );
@@ -257,8 +272,9 @@ export class ModelRegistry {
       const chat = model as ChatModel;
       const seen = observer === undefined ? chat : observedChatModel(chat, name, observer);
       // A model of deployments is metered per deployment (in `create`).
-      if (deploymentsOf(definition).length > 0) return seen as ModelOfKind[K];
-      return meteredChatModel(seen, definition, meter) as ModelOfKind[K];
+      const metered =
+        deploymentsOf(definition).length > 0 ? seen : meteredChatModel(seen, definition, meter);
+      return this.cached(metered, definition) as ModelOfKind[K];
     }
     if (kind === 'embedding') {
       const embedding = model as EmbeddingModel;
@@ -267,6 +283,15 @@ export class ModelRegistry {
       return meteredEmbeddingModel(seen, definition, meter) as ModelOfKind[K];
     }
     return model;
+  }
+
+  /** The model behind the exact response cache, when the cache is on for it. */
+  private cached(model: ChatModel, definition: ModelDefinition): ChatModel {
+    const settings = cacheSettingsOf(this.config.cache, definition);
+    if (!settings.enabled || this.responses === null) return model;
+    return cachedChatModel(model, definition, settings, this.responses, this.meter, (error) =>
+      this.logger.warn({ err: error, model: definition.name }, 'response cache unavailable'),
+    );
   }
 
   chatModel(name: string): ChatModel {
@@ -372,18 +397,4 @@ export class ModelRegistry {
     }
     return status;
   }
-}
-
-/** A remote chat model's deployments (none for other models). */
-function deploymentsOf(definition: ModelDefinition): RemoteModelDefinition['deployments'] {
-  return 'deployments' in definition ? definition.deployments : [];
-}
-
-/** The model with the request's budget of upstream calls given to each of its calls. */
-function withAttempts(model: ChatModel, attempts: AttemptBudget): ChatModel {
-  return {
-    generate: (request) => model.generate({ ...request, attempts }),
-    stream: (request) => model.stream({ ...request, attempts }),
-    countTokens: (messages) => model.countTokens(messages),
-  };
 }

@@ -135,6 +135,8 @@ export interface CallAttribution {
    * on the answer when it still can).
    */
   readonly warn?: ((warning: string) => void) | undefined;
+  /** Told whether the answer came from the exact response cache (the HTTP layer sets X-Cache). */
+  readonly cached?: ((hit: boolean) => void) | undefined;
 }
 
 export interface GenerationRequest {
@@ -154,6 +156,8 @@ export interface GenerationRequest {
   readonly params?: ChatParams | undefined;
   /** Whose call it is, for the usage ledger and budgets (the account of `fairnessKey` alone when absent). */
   readonly attribution?: CallAttribution | undefined;
+  /** `bypass`: not answered from the response cache (the client's Cache-Control: no-cache). */
+  readonly cache?: 'bypass' | undefined;
   /** Upstream calls the request may still make (`max_attempts`); set by the registry. */
   readonly attempts?: AttemptBudget | undefined;
 }

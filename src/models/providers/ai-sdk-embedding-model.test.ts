@@ -27,6 +27,7 @@ function model(overrides: Partial<RemoteModelDefinition> = {}) {
     structuredOutputs: false,
     maxAttempts: 4,
     deployments: [],
+    cache: null,
     capabilities: [],
     routing: {
       inputCostPerMillion: null,

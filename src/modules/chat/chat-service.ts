@@ -11,13 +11,11 @@ import {
   RequestAbortedError,
   UpstreamError,
   type ChatModel,
-  type ChatParams,
   type ChatTurn,
   type FinishReason,
   type StreamPart,
   type TokenUsage,
   type ToolCall,
-  type CallAttribution,
 } from '../../models/spec.js';
 import { checkToolResults, ToolCallCollector } from './tool-call-collector.js';
 import { contextFor, splitTurns } from './chat-context.js';
@@ -34,41 +32,9 @@ import type { Conversation, NewMessage } from '../conversations/conversation.js'
 /** How many stored messages are read as the context of a turn (then trimmed by tokens). */
 const historyWindow = 200;
 
-export interface ChatRequest {
-  accountId: string;
-  /** The key (or the key behind the session) making the request, recorded for usage by key. */
-  apiKeyId: string | null;
-  userId: string | null;
-  conversationId: string | null;
-  /** false: a stateless completion (nothing stored, no history, no trimming). */
-  persist: boolean;
-  messages: readonly ChatTurn[];
-  model: string | undefined;
-  temperature: number | undefined;
-  maxTokens: number | undefined;
-  /** The request field that carried `max_tokens`, for error messages. */
-  maxTokensParam?: string;
-  /** OpenAI's other parameters (tools, response_format, stop, …), passed to the model. */
-  params?: ChatParams | undefined;
-  signal: AbortSignal;
-  /** The ledger's: route (default `chat`), end user (default `userId`), execution, budget `warn`. */
-  route?: string | undefined;
-  endUser?: string | null | undefined;
-  executionId?: string | null | undefined;
-  warn?: CallAttribution['warn'];
-}
+import { attributionOfChat, type ChatRequest } from './chat-request.js';
 
-/** Whose model call a chat request's is, for the usage ledger and budgets. */
-export function attributionOfChat(request: ChatRequest): CallAttribution {
-  return {
-    accountId: request.accountId,
-    apiKeyId: request.apiKeyId,
-    endUser: request.endUser ?? request.userId,
-    route: request.route ?? 'chat',
-    executionId: request.executionId ?? null,
-    warn: request.warn,
-  };
-}
+export { attributionOfChat, type ChatRequest };
 
 export interface ChatOutcome {
   text: string;
@@ -156,6 +122,7 @@ export class ChatService {
           fairnessKey: request.accountId,
           params: request.params,
           attribution: attributionOfChat(request),
+          cache: request.cache,
         });
       },
       (candidate) => canServe(candidate, prepared.needs),
@@ -202,6 +169,7 @@ export class ChatService {
       fairnessKey: prepared.request.accountId,
       params: prepared.request.params,
       attribution: attributionOfChat(prepared.request),
+      cache: prepared.request.cache,
     });
   }
 

@@ -179,7 +179,7 @@ function clientError<Call extends TurnCall>(turn: Turn<Call>, error: unknown) {
 
 /** The chat service's request of a turn, with the model routing chose. */
 function chatRequestOf<Call extends TurnCall>(
-  { call, context, signal, reply }: Turn<Call>,
+  { call, context, signal, request, reply }: Turn<Call>,
   routed: RoutedModel,
 ): ChatRequest {
   return {
@@ -198,7 +198,17 @@ function chatRequestOf<Call extends TurnCall>(
     route: context.route,
     endUser: endUserOf(call),
     warn: budgetWarning(reply),
+    cache: cacheBypassed(request) ? 'bypass' : undefined,
+    cached: (hit) => {
+      if (!reply.sent && !reply.raw.headersSent) void reply.header('x-cache', hit ? 'hit' : 'miss');
+    },
   };
+}
+
+/** The client asked for a fresh answer: `Cache-Control: no-cache` or `no-store`. */
+function cacheBypassed(request: FastifyRequest): boolean {
+  const header = request.headers['cache-control'];
+  return typeof header === 'string' && /(^|,)\s*no-(cache|store)\s*(,|$)/i.test(header);
 }
 
 /** A budget's soft limit crossed: said in X-Budget-Warning while the headers are still unsent. */

@@ -88,8 +88,8 @@ export class LedgerMeter implements UsageMeter {
       status: end.status,
       errorCode: end.errorCode ?? null,
       latencyMs: end.latencyMs,
-      cacheHit: false,
-      costMicros: costMicros(definition.pricing, end.usage),
+      cacheHit: end.cacheHit === true,
+      costMicros: end.cacheHit === true ? 0 : costMicros(definition.pricing, end.usage),
       createdAt: new Date(nowMs).toISOString(),
     };
   }

@@ -68,7 +68,7 @@ export async function unitModelRegistry(config: AppConfig, logger: Logger): Prom
     logger,
   });
   const speechEngines = SpeechEngines.fromConfig(config);
-  const models = new ModelRegistry(config, localEngine, logger, speechEngines);
+  const models = new ModelRegistry(config, localEngine, logger, { speech: speechEngines });
   // The token tables, loaded once here rather than inside the first test that counts tokens.
   await models.warmUp();
   return {

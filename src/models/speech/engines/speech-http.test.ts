@@ -38,6 +38,7 @@ function definition(overrides: Partial<RemoteModelDefinition> = {}): RemoteModel
     structuredOutputs: false,
     maxAttempts: 4,
     deployments: [],
+    cache: null,
     capabilities: [],
     routing: {
       inputCostPerMillion: null,
