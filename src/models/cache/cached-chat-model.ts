@@ -137,6 +137,32 @@ export function cacheSettingsOf(global: CacheConfig, definition: ModelDefinition
   };
 }
 
+/** A hit: told to the client (X-Cache) and recorded at cost 0. */
+async function served(
+  meter: UsageMeter,
+  definition: ModelDefinition,
+  request: GenerationRequest,
+  answer: CachedAnswer,
+): Promise<void> {
+  request.attribution?.cached?.(true);
+  const ticket = await meter.start({
+    definition,
+    attribution: request.attribution ?? {
+      accountId: request.fairnessKey,
+      apiKeyId: null,
+      endUser: null,
+      route: 'internal',
+    },
+    worstCase: () => Promise.resolve(noUsage),
+  });
+  ticket.end({
+    status: 'ok',
+    usage: meteredUsageOf(answer.result.usage),
+    latencyMs: 0,
+    cacheHit: true,
+  });
+}
+
 export function cachedChatModel(
   model: ChatModel,
   definition: ModelDefinition,
@@ -147,8 +173,7 @@ export function cachedChatModel(
 ): ChatModel {
   /** The request's key; null (told as a miss) when it bypasses the cache or must not be kept. */
   const keyOf = (request: GenerationRequest) => {
-    const key =
-      request.cache === 'bypass' ? null : cacheKeyOf(definition.name, request, settings);
+    const key = request.cache === 'bypass' ? null : cacheKeyOf(definition.name, request, settings);
     if (key === null) request.attribution?.cached?.(false);
     return key;
   };
@@ -160,33 +185,13 @@ export function cachedChatModel(
   const keep = (key: string, answer: CachedAnswer) => {
     store.set(key, answer, settings.ttlMs).catch(warn);
   };
-  /** A hit: told to the client (X-Cache) and recorded at cost 0. */
-  const served = async (request: GenerationRequest, answer: CachedAnswer) => {
-    request.attribution?.cached?.(true);
-    const ticket = await meter.start({
-      definition,
-      attribution: request.attribution ?? {
-        accountId: request.fairnessKey,
-        apiKeyId: null,
-        endUser: null,
-        route: 'internal',
-      },
-      worstCase: () => Promise.resolve(noUsage),
-    });
-    ticket.end({
-      status: 'ok',
-      usage: meteredUsageOf(answer.result.usage),
-      latencyMs: 0,
-      cacheHit: true,
-    });
-  };
   return {
     async generate(request) {
       const key = keyOf(request);
       if (key === null) return model.generate(request);
       const kept = await lookUp(key);
       if (kept !== null) {
-        await served(request, kept);
+        await served(meter, definition, request, kept);
         return kept.result;
       }
       request.attribution?.cached?.(false);
@@ -202,7 +207,7 @@ export function cachedChatModel(
       }
       const kept = await lookUp(key);
       if (kept !== null) {
-        await served(request, kept);
+        await served(meter, definition, request, kept);
         yield* partsOf(kept);
         return;
       }
