@@ -158,6 +158,16 @@ describe.each(allDialects)('a model of several deployments ($name)', (dialect) =
       ['a', 1],
       ['b', 0],
     ]);
+    // The catalog shows it too.
+    const listed = await app.app.inject({
+      method: 'GET',
+      url: '/v1/models/pool',
+      headers: bearer(app.adminKey),
+    });
+    expect(listed.json<{ deployments: unknown[] }>().deployments).toMatchObject([
+      { name: 'a', connection: 'openai-compatible', health: 'cooling', failures: 1 },
+      { name: 'b', health: 'healthy', failures: 0, cooling_until: null },
+    ]);
     const added = (await ledger()).slice(before);
     expect(added[0]).toMatchObject({ model: 'pool', deployment: 'a', status: 'error' });
     expect(added.slice(1).map((row) => [row.deployment, row.status])).toEqual(

@@ -6,14 +6,14 @@ import { access } from '../../auth/scopes.js';
 import { NotFoundError } from '../../errors/app-error.js';
 import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import type { App } from '../../http/types.js';
-import type { ModelPricing } from '../../config/config.js';
+import type { ModelDefinition, ModelPricing } from '../../config/config.js';
 import type { ModelRegistry, ModelStatus } from '../../models/model-registry.js';
 import { ModelListSchema, ModelNameParams, ModelSchema } from './models.schemas.js';
 
 export type ModelsPlugin = FeaturePlugin;
 
 /** What the catalog routes read of the registry. */
-type ModelCatalog = Pick<ModelRegistry, 'defaultModel' | 'list' | 'status'>;
+type ModelCatalog = Pick<ModelRegistry, 'defaultModel' | 'list' | 'status' | 'deploymentHealth'>;
 
 /** The model catalog's routes, registered by app.ts like any Fastify plugin. */
 export function modelsPlugin(models: ModelCatalog): ModelsPlugin {
@@ -40,7 +40,41 @@ function pricingJson(pricing: ModelPricing | null) {
   };
 }
 
-function entryJson(status: ModelStatus, created: number, defaultModel: string | null) {
+type DeploymentHealthList = Awaited<ReturnType<ModelRegistry['deploymentHealth']>>;
+
+/** A model's deployments and each one's health as this instance knows it ([] for a model of one upstream). */
+function deploymentsJson(definition: ModelDefinition, health: DeploymentHealthList) {
+  if (!('deployments' in definition)) return [];
+  const now = Date.now();
+  return definition.deployments.map((deployment) => {
+    const state = health.find((entry) => entry.name === deployment.name)?.state;
+    const failures = state?.failures ?? 0;
+    const cooling = state !== undefined && failures > 0 && state.until > now;
+    return {
+      name: deployment.name,
+      connection: deployment.definition.provider,
+      model: deployment.definition.model,
+      weight: deployment.weight,
+      rpm: deployment.rpm,
+      tpm: deployment.tpm,
+      health:
+        failures === 0
+          ? ('healthy' as const)
+          : cooling
+            ? ('cooling' as const)
+            : ('probe_due' as const),
+      failures,
+      cooling_until: cooling ? new Date(state.until).toISOString() : null,
+    };
+  });
+}
+
+function entryJson(
+  status: ModelStatus,
+  created: number,
+  defaultModel: string | null,
+  health: DeploymentHealthList,
+) {
   const { definition } = status;
   // Transcription and speech models work on audio and text, not a token window: the defaults a
   // definition carries (1024 / 8192) would be invented figures. 0 says "none" as an integer.
@@ -67,13 +101,20 @@ function entryJson(status: ModelStatus, created: number, defaultModel: string | 
     default: definition.name === defaultModel,
     available: status.available,
     unavailable_reason: status.reason,
+    deployments: deploymentsJson(definition, health),
   };
 }
 
 function modelRoutes(app: App, models: ModelCatalog): void {
   const created = Math.floor(Date.now() / 1000);
   app.addSchema(ModelSchema);
-  const toJson = (status: ModelStatus) => entryJson(status, created, models.defaultModel);
+  const toJson = async (status: ModelStatus) =>
+    entryJson(
+      status,
+      created,
+      models.defaultModel,
+      await models.deploymentHealth(status.definition.name),
+    );
 
   for (const prefix of ['', '/v1']) {
     app.get(
@@ -89,8 +130,8 @@ function modelRoutes(app: App, models: ModelCatalog): void {
           response: { 200: ModelListSchema },
         },
       },
-      () => {
-        const entries = models.list().map(toJson);
+      async () => {
+        const entries = await Promise.all(models.list().map(toJson));
         return { object: 'list' as const, data: entries, models: entries };
       },
     );
@@ -108,7 +149,7 @@ function modelRoutes(app: App, models: ModelCatalog): void {
           response: { 200: Type.Ref('Model') },
         },
       },
-      (request) => {
+      async (request) => {
         const status = models.status(request.params.model);
         if (status === undefined) throw new NotFoundError('Model', request.params.model);
         return toJson(status);

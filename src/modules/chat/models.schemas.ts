@@ -19,6 +19,28 @@ const PricingSchema = Type.Object({
   as_of: Type.Union([Type.String(), Type.Null()], { description: 'When the prices were read.' }),
 });
 
+const DeploymentSchema = Type.Object({
+  name: Type.String({ description: 'Its name in the usage ledger (`deployment`).' }),
+  connection: Type.String({ description: 'How it is reached (`openai`, `openai-compatible`…).' }),
+  model: Type.String({ description: "The upstream's own model id." }),
+  weight: Type.Integer({ description: 'Relative share of the requests.' }),
+  rpm: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Requests per minute each instance sends it at most (null: no limit).',
+  }),
+  tpm: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Tokens per minute each instance sends it at most (null: no limit).',
+  }),
+  health: Type.Union(
+    [Type.Literal('healthy'), Type.Literal('cooling'), Type.Literal('probe_due')],
+    {
+      description:
+        '`cooling`: it failed and is left alone until `cooling_until`; `probe_due`: its cooldown is over and the next request probes it.',
+    },
+  ),
+  failures: Type.Integer({ description: 'Failures in a row (0 when healthy).' }),
+  cooling_until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
 export const ModelSchema = Type.Object(
   {
     id: Type.String({ description: 'Catalog identifier; equal to `name`.' }),
@@ -81,6 +103,10 @@ export const ModelSchema = Type.Object(
     available: Type.Boolean({ description: 'Whether the model can answer now.' }),
     unavailable_reason: Type.Union([Type.String(), Type.Null()], {
       description: 'Why not, and how to make it available.',
+    }),
+    deployments: Type.Array(DeploymentSchema, {
+      description:
+        'The upstreams a chat model of several deployments is served by, each with its health as this instance knows it (shared by every instance through Redis). Empty for a model of one upstream.',
     }),
   },
   { $id: 'Model', title: 'Model' },

@@ -58,6 +58,33 @@ function FeaturesCard() {
   );
 }
 
+type CatalogModel =
+  paths['/v1/models']['get']['responses'][200]['content']['application/json']['models'][number];
+
+/** A model's deployments and their health: healthy, cooling down (until when), or due a probe. */
+function DeploymentList({ model }: { model: CatalogModel }) {
+  return (
+    <ul
+      aria-label={`Deployments of ${model.display_name}`}
+      style={{ margin: 0, paddingLeft: '1.2em' }}
+    >
+      {model.deployments.map((deployment) => (
+        <li key={deployment.name}>
+          <Text span size="sm">
+            {deployment.name} ({deployment.connection} {deployment.model}, weight{' '}
+            {deployment.weight}):{' '}
+            {deployment.health === 'healthy'
+              ? 'healthy'
+              : deployment.health === 'cooling'
+                ? `cooling down after ${deployment.failures} failure${deployment.failures === 1 ? '' : 's'}, until ${new Date(deployment.cooling_until ?? '').toLocaleTimeString()}`
+                : 'cooldown over, next request probes it'}
+          </Text>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /** The catalog's models, and why each one that is not available is not. */
 function ModelsCard() {
   const models = useQuery(queries.models());
@@ -84,7 +111,10 @@ function ModelsCard() {
                 <Table.Td>{model.display_name}</Table.Td>
                 {/* The spec's `provider` is the maker, `unknown` for a server that does not say. */}
                 <Table.Td>{model.provider === 'unknown' ? '—' : model.provider}</Table.Td>
-                <Table.Td>{model.connection}</Table.Td>
+                <Table.Td>
+                  {model.connection}
+                  {model.deployments.length > 0 && <DeploymentList model={model} />}
+                </Table.Td>
                 <Table.Td>{model.type}</Table.Td>
                 <Table.Td>
                   {model.available ? 'yes' : `no — ${model.unavailable_reason ?? 'unknown reason'}`}
