@@ -7,7 +7,7 @@
 //   1 platform    models/, storage/, text/, audio/, net/, and modules/<area>/*.repository.ts (whose run-time
 //                 imports are storage/, errors/, ids.ts, validation/ and packages alone)
 //   0 base        errors/, validation/, ids.ts, runtime-paths.ts, config/config.ts and its sections
-//                 (config/config-sections.ts, config/model-types.ts), the configuration kit (config/config-kit.ts,
+//                 (config/config-sections.ts, config/model-types.ts, config/cache-config.ts), the configuration kit (config/config-kit.ts,
 //                 config-problems.ts), and modules/<area>/*.config.ts (an area's configuration
 //                 piece: it imports packages and the kit alone; load-config composes the pieces)
 // A feature module (modules/<area>/) holds one area's layers side by side, each file's layer read
@@ -20,7 +20,12 @@ import { describe, expect, it } from 'vitest';
 const sourceRoot = path.resolve(import.meta.dirname, '../src');
 
 /** The configuration's types, which every layer receives. */
-const configTypes = ['config/config.ts', 'config/config-sections.ts', 'config/model-types.ts'];
+const configTypes = [
+  'config/config.ts',
+  'config/config-sections.ts',
+  'config/model-types.ts',
+  'config/cache-config.ts',
+];
 
 /** The configuration kit: what a module's configuration piece may import besides packages. */
 const configKit = ['config/config-kit.ts', 'config/config-problems.ts'];
