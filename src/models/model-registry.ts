@@ -107,11 +107,16 @@ export class ModelRegistry {
   /**
    * Loads, before the service listens, what the first request would otherwise pay for with the
    * event loop held: the BPE tables remote chat models count tokens with (a few hundred
-   * milliseconds, ~20 MiB), only when such a model is configured.
+   * milliseconds, ~20 MiB), only when such a model is configured and usable.
    */
   async warmUp(): Promise<void> {
+    // Only for a model that can be called: the built-in catalog lists hosted models whose keys
+    // most installations never set, and the tables cost ~40 MiB of an idle process.
     const remoteChat = this.config.models.definitions.some(
-      (definition) => definition.type === 'chat' && connectionOf(definition).kind === 'remote',
+      (definition) =>
+        definition.type === 'chat' &&
+        connectionOf(definition).kind === 'remote' &&
+        this.statusOf(definition).available,
     );
     if (remoteChat) await loadTokenizer();
   }
