@@ -13,6 +13,8 @@ export interface GatewayPlatformOptions {
   adminKey: string;
   /** The model's `pricing`, if any. */
   pricing?: Record<string, number>;
+  /** Serve the model through this many deployments (all over the same upstream); 0: none. */
+  deployments?: number;
   /** More environment for the service. */
   env?: Record<string, string>;
   /** Node's own arguments (a profiler's), before the script. */
@@ -32,6 +34,14 @@ export async function startGatewayPlatform(
         {
           ...benchUpstreamModel(upstreamUrl, 1024),
           ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
+          ...((options.deployments ?? 0) > 0
+            ? {
+                deployments: Array.from({ length: options.deployments ?? 0 }, (_, index) => ({
+                  name: `d${index + 1}`,
+                  base_url: upstreamUrl,
+                })),
+              }
+            : {}),
         },
       ],
       rate_limits: {

@@ -222,6 +222,9 @@ function load(
   });
 }
 
+/** BENCH_GATEWAY_DEPLOYMENTS: the platform's model served through that many deployments. */
+const deployments = Number(process.env.BENCH_GATEWAY_DEPLOYMENTS ?? 0);
+
 export async function runGatewayBenchmark(): Promise<void> {
   const directory = mkdtempSync(path.join(tmpdir(), 'bench-gateway-'));
   const adminKey = generateApiKey();
@@ -269,6 +272,7 @@ export async function runGatewayBenchmark(): Promise<void> {
       upstreamUrl,
       adminKey,
       env: requestLogSample === undefined ? {} : { REQUEST_LOG_SAMPLE: requestLogSample },
+      deployments,
     });
     const platformProcess = started.server;
     const platformPort = Number(new URL(started.base).port);
@@ -468,7 +472,7 @@ requests of each kind, in ${cpuRounds} rounds taking turns; /proc resolution ${1
 \`${json.command}\` · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The fake
 OpenAI-compatible upstream, a bare Node keep-alive proxy (\`bench/bare-proxy.ts\`), a minimal
 Fastify proxy (\`bench/fastify-proxy.ts\`, throughput only), the platform
-(\`dist/main.js\`, SQLite, request log at level info, REQUEST_LOG_SAMPLE ${logSample}) and the
+(\`dist/main.js\`, SQLite, request log at level info, REQUEST_LOG_SAMPLE ${logSample}, ${deployments === 0 ? 'a model of one upstream' : `a model of ${deployments} deployments`}) and the
 load generator each run in their own process. The machine is shared with other work, so figures
 move from run to run; the CPU time per request is the steadiest.
 
