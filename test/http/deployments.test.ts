@@ -72,6 +72,18 @@ function catalog(a: FakeUpstream, b: FakeUpstream, refusedUrl: string) {
           { name: 'b', base_url: b.baseUrl },
         ],
       },
+      {
+        ...common,
+        name: 'hasty',
+        model: 'gpt-4o-mini',
+        base_url: a.baseUrl,
+        // Long enough for b to answer on a loaded machine; a's hang is cut by it.
+        timeout_ms: 3000,
+        deployments: [
+          { name: 'a', base_url: a.baseUrl },
+          { name: 'b', base_url: b.baseUrl },
+        ],
+      },
       { ...common, name: 'backup', model: 'gpt-4o', base_url: b.baseUrl, max_retries: 2 },
     ],
   };
@@ -204,6 +216,18 @@ describe.each(allDialects)('a model of several deployments ($name)', (dialect) =
       upstreamKey,
     );
   });
+  it('moves past a deployment that hangs once its time limit cuts the call', async () => {
+    const { a, b, app } = opened;
+    a.enqueueFor('chat', { kind: 'hang' });
+    const response = await chat(app, 'hasty');
+    expect(response.statusCode, response.body).toBe(200);
+    await a.settled();
+    expect(chatCalls(a).map((request) => request.outcome)).toEqual(['aborted']);
+    expect(chatCalls(b)).toHaveLength(1);
+    const [hung] = await app.services.models.deploymentHealth('hasty');
+    expect(hung!.state.failures).toBe(1);
+  });
+
   it('sends a stream cut before its first token on to the next deployment: one clean stream', async () => {
     const { a, b, app } = opened;
     // `streamy` has not failed yet: its deployment a is tried first, and cuts after the role chunk.
@@ -323,6 +347,58 @@ describe('cooldowns shared by two instances through Redis', async () => {
         expect(chatCalls(a)).toHaveLength(1);
         expect(chatCalls(b)).toHaveLength(7);
         expect(chatCalls(a)[0]!.status).toBe(500);
+      } finally {
+        await first.close();
+        await second.close();
+        await database.drop();
+        await a.close();
+        await b.close();
+      }
+    },
+  );
+
+  it.runIf(reachable)(
+    'lets one request of the two instances probe a deployment once its cooldown is over',
+    async () => {
+      const a = await startFakeUpstream({ requireApiKey: upstreamKey });
+      const b = await startFakeUpstream({ requireApiKey: upstreamKey });
+      const refusedUrl = `http://127.0.0.1:${await freePort()}/v1`;
+      const env = {
+        FAKE_UPSTREAM_KEY: upstreamKey,
+        REDIS_URL: redisTestUrl,
+        REDIS_KEY_PREFIX: `test-deployments-${randomBytes(6).toString('hex')}`,
+      };
+      const database = await dialect.create({ migrated: true });
+      const overrides = { ...catalog(a, b, refusedUrl), deployment_cooldown_ms: 200 };
+      const first = await startTestApp({ dialect, database, env, overrides });
+      const second = await startTestApp({
+        dialect,
+        database,
+        env,
+        overrides,
+        adminKey: first.adminKey,
+        services: { deploymentRandom: () => 0 },
+      });
+      try {
+        a.enqueueFor('chat', { kind: 'error', status: 500 });
+        expect((await chat(second, 'pool')).statusCode).toBe(200);
+        // Both instances know of the cooldown, and it is over (read off the states, not timed).
+        for (;;) {
+          const states = await Promise.all(
+            [first, second].map(
+              async (app) => (await app.services.models.deploymentHealth('pool'))[0]!.state,
+            ),
+          );
+          if (states.every((state) => state.failures === 1 && state.until < Date.now())) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        // The probe takes a while to answer: meanwhile every other request goes to b.
+        a.enqueueFor('chat', { kind: 'delay', ms: 500 });
+        const answers = await Promise.all(
+          [first, second, first, second, first, second].map((app) => chat(app, 'pool')),
+        );
+        expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+        expect(chatCalls(a)).toHaveLength(2);
       } finally {
         await first.close();
         await second.close();
