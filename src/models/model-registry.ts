@@ -16,7 +16,11 @@ import {
   type DeploymentState,
 } from './deployments/deployment-health.js';
 import { DeploymentRouter } from './deployments/deployment-router.js';
-import { deploymentsOf, withAttempts } from './deployments/deployment-models.js';
+import {
+  deploymentsOf,
+  deploymentsUnavailability,
+  withAttempts,
+} from './deployments/deployment-models.js';
 import { AttemptBudget } from './upstream/attempt-budget.js';
 import { cachedChatModel, cacheSettingsOf } from './cache/cached-chat-model.js';
 import type { ResponseStore } from './cache/response-cache.js';
@@ -77,20 +81,16 @@ export class ModelRegistry {
   private readonly observer: ModelCallObserver | undefined;
   private readonly meter: UsageMeter;
   private readonly health: DeploymentHealth;
-  private readonly random: () => number;
-  private readonly responses: ResponseStore | null;
 
   constructor(
     private readonly config: AppConfig,
     local: LocalEngine,
     private readonly logger: Logger,
-    options: ModelRegistryOptions = {},
+    private readonly options: ModelRegistryOptions = {},
   ) {
     this.observer = options.observer;
     this.meter = options.meter ?? unmetered;
     this.health = options.health ?? new MemoryDeploymentHealth(config.models.upstreams);
-    this.random = options.random ?? Math.random;
-    this.responses = options.responses ?? null;
     const speech = options.speech;
     this.byName = new Map(
       config.models.definitions.map((definition) => [definition.name, definition]),
@@ -106,12 +106,10 @@ export class ModelRegistry {
 
   /**
    * Loads, before the service listens, what the first request would otherwise pay for with the
-   * event loop held: the BPE tables remote chat models count tokens with (a few hundred
-   * milliseconds, ~20 MiB), only when such a model is configured and usable.
+   * event loop held: the BPE tables remote chat models count tokens with (a few hundred ms, tens
+   * of MiB), only when such a model can be called (the built-in catalog's hosted ones need keys).
    */
   async warmUp(): Promise<void> {
-    // Only for a model that can be called: the built-in catalog lists hosted models whose keys
-    // most installations never set, and the tables cost ~40 MiB of an idle process.
     const remoteChat = this.config.models.definitions.some(
       (definition) =>
         definition.type === 'chat' &&
@@ -251,7 +249,7 @@ export class ModelRegistry {
       this.health,
       this.logger,
       definition.timeoutMs,
-      this.random,
+      this.options.random,
     );
     this.routers.set(definition.name, router);
     return router as unknown as ModelOfKind[K];
@@ -293,8 +291,9 @@ export class ModelRegistry {
   /** The model behind the exact response cache, when the cache is on for it. */
   private cached(model: ChatModel, definition: ModelDefinition): ChatModel {
     const settings = cacheSettingsOf(this.config.cache, definition);
-    if (!settings.enabled || this.responses === null) return model;
-    return cachedChatModel(model, definition, settings, this.responses, this.meter, (error) =>
+    const { responses } = this.options;
+    if (!settings.enabled || responses === undefined) return model;
+    return cachedChatModel(model, definition, settings, responses, this.meter, (error) =>
       this.logger.warn({ err: error, model: definition.name }, 'response cache unavailable'),
     );
   }
@@ -371,13 +370,8 @@ export class ModelRegistry {
   }
 
   private statusOf(definition: ModelDefinition): ModelStatus {
-    const deployments = deploymentsOf(definition);
-    if (deployments.length > 0) {
-      // Usable while any of its deployments is.
-      const reasons = deployments.map((deployment) =>
-        remoteUnavailability(deployment.definition, this.config.secrets),
-      );
-      const reason = reasons.includes(null) ? null : (reasons[0] ?? null);
+    if (deploymentsOf(definition).length > 0) {
+      const reason = deploymentsUnavailability(definition, this.config.secrets);
       return { definition, available: reason === null, reason };
     }
     const connection = connectionOf(definition);

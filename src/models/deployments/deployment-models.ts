@@ -1,6 +1,7 @@
 // Small pieces of the registry's deployment and attempt handling: a definition's deployments, and
 // a model whose calls all carry the request's budget of upstream calls.
-import type { ModelDefinition, RemoteModelDefinition } from '../../config/config.js';
+import type { ModelDefinition, RemoteModelDefinition, SecretSource } from '../../config/config.js';
+import { remoteUnavailability } from '../providers/remote-models.js';
 import type { ChatModel } from '../spec.js';
 import type { AttemptBudget } from '../upstream/attempt-budget.js';
 
@@ -16,4 +17,15 @@ export function withAttempts(model: ChatModel, attempts: AttemptBudget): ChatMod
     stream: (request) => model.stream({ ...request, attempts }),
     countTokens: (messages) => model.countTokens(messages),
   };
+}
+
+/** Why a model of deployments cannot be used: none of its deployments can (null: one can). */
+export function deploymentsUnavailability(
+  definition: ModelDefinition,
+  secrets: SecretSource,
+): string | null {
+  const reasons = deploymentsOf(definition).map((deployment) =>
+    remoteUnavailability(deployment.definition, secrets),
+  );
+  return reasons.includes(null) ? null : (reasons[0] ?? null);
 }
