@@ -46,6 +46,8 @@ interface Copy {
 
 export class RedisDeploymentHealth implements DeploymentHealth {
   private readonly copies = new Map<string, Copy>();
+  /** Reads under way, by the ids they read. */
+  private readonly reading = new Map<string, Promise<DeploymentState[]>>();
   private readonly subscriber: Redis;
   private readonly channel: string;
   private started: Promise<void> | null = null;
@@ -108,7 +110,14 @@ export class RedisDeploymentHealth implements DeploymentHealth {
       return copy === undefined || now - copy.readAt >= freshForMs;
     });
     if (stale.length === 0) return ids.map((id) => this.copies.get(id)?.state ?? healthy);
-    return this.read(ids, stale);
+    // Requests arriving together share one read (the copies go stale for all of them at once).
+    const key = ids.join('\n');
+    let reading = this.reading.get(key);
+    if (reading === undefined) {
+      reading = this.read(ids, stale).finally(() => this.reading.delete(key));
+      this.reading.set(key, reading);
+    }
+    return reading;
   }
 
   private async read(ids: readonly string[], stale: readonly string[]): Promise<DeploymentState[]> {
