@@ -36,6 +36,8 @@ export function createMessagesModule(dependencies: MessagesModuleDependencies): 
   const clients = new Map<string, AnthropicPassthrough>();
   const passthroughOf = (definition: ModelDefinition): AnthropicPassthrough | null => {
     if (definition.provider !== 'anthropic') return null;
+    // A model of several deployments goes through the turn handler, which chooses among them.
+    if ('deployments' in definition && definition.deployments.length > 0) return null;
     const status = models.status(definition.name);
     if (status !== undefined && !status.available) {
       throw new UpstreamError(
