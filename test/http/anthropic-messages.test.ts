@@ -21,6 +21,7 @@ import { startChatHarness, upstreamSecret, type ChatHarness } from '../support/c
 import { allDialects } from '../support/dialects.js';
 import type { RecordedRequest } from '../support/fake-upstream.js';
 import { startFakeVendor, type FakeVendor } from '../support/fake-vendors.js';
+import { freePort } from '../support/process.js';
 import { bearer, createKey } from '../support/test-app.js';
 
 const weatherTool: Tool = {
@@ -87,6 +88,7 @@ describe.each(allDialects)("Anthropic's Messages API ($name)", (dialect) => {
 
   beforeAll(async () => {
     anthropic = await startFakeVendor('anthropic');
+    const closedUrl = `http://127.0.0.1:${await freePort()}`;
     harness = await startChatHarness({
       dialect,
       env: { ANTHROPIC_FAKE_KEY: anthropic.apiKey },
@@ -111,6 +113,20 @@ describe.each(allDialects)("Anthropic's Messages API ($name)", (dialect) => {
           max_tokens: 512,
           context_length: 100_000,
           max_retries: 0,
+        },
+        {
+          // The entry's own URL answers nothing: only its deployments do (one of them).
+          name: 'claude-pool',
+          provider: 'anthropic',
+          model: 'claude-sonnet-4-5',
+          base_url: closedUrl,
+          api_key_env: 'ANTHROPIC_FAKE_KEY',
+          max_tokens: 512,
+          context_length: 100_000,
+          deployments: [
+            { name: 'down', base_url: closedUrl },
+            { name: 'up', base_url: anthropic.baseUrl },
+          ],
         },
       ],
     });
@@ -478,6 +494,21 @@ describe.each(allDialects)("Anthropic's Messages API ($name)", (dialect) => {
       });
       expect(upstreamBodies()).toEqual([]);
     });
+  });
+
+  it('answers over an Anthropic model of several deployments, from the one that is up', async () => {
+    anthropic.enqueue({ kind: 'reply', text: 'From the pool.', inputTokens: 5, outputTokens: 3 });
+    const message = await client.messages.create({
+      model: 'claude-pool',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Hello pool' }],
+    });
+    expect(message).toMatchObject({
+      type: 'message',
+      model: 'claude-pool',
+      content: [{ type: 'text', text: 'From the pool.' }],
+    });
+    expect(anthropic.requests).toHaveLength(1);
   });
 
   describe('over an Anthropic model (passed through)', () => {
