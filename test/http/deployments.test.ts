@@ -212,6 +212,9 @@ describe.each(allDialects)('a model of several deployments ($name)', (dialect) =
     expect(chatCalls(a)).toHaveLength(1);
     expect(chatCalls(b)).toHaveLength(1);
     expect(chatCalls(b)[0]!.body).toMatchObject({ model: 'gpt-4o-mini' });
+    // Both failures were recorded: each deployment cools down, the second as well as the first.
+    const cooled = await app.services.models.deploymentHealth('capped');
+    expect(cooled.map((entry) => entry.state.failures)).toEqual([1, 1]);
     expect(response.json<{ error: { message: string } }>().error.message).not.toContain(
       upstreamKey,
     );

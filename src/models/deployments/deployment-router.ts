@@ -235,7 +235,15 @@ export class DeploymentRouter implements ChatModel {
     return error;
   }
 
-  async generate(request: GenerationRequest): Promise<GenerationResult> {
+  /**
+   * Calls one deployment after another (each at most once, within the request's attempts) until
+   * `call` succeeds on one; each failure is recorded (the deployment's cooldown, its stats) and
+   * the first is thrown when none is left.
+   */
+  private async failover<T>(
+    request: GenerationRequest,
+    call: (choice: Choice, stats: DeploymentStats, started: number) => Promise<T>,
+  ): Promise<T> {
     const tried = new Set<number>();
     let first: UpstreamError | null = null;
     while (request.attempts === undefined || request.attempts.left > 0) {
@@ -246,17 +254,25 @@ export class DeploymentRouter implements ChatModel {
       const started = this.now();
       stats.started(started);
       try {
-        const result = await this.deployments[choice.index]!.model.generate(request);
-        const ended = this.now();
-        stats.answered(ended - started);
-        stats.ended(result.usage.promptTokens + result.usage.completionTokens, ended);
+        const result = await call(choice, stats, started);
+        stats.answered(this.now() - started);
         this.health.succeeded(choice.id);
         return result;
       } catch (error) {
-        first ??= await this.failed(choice, error);
+        // Every failure is recorded (its deployment cools down), the first one kept to report.
+        const failure = await this.failed(choice, error);
+        first ??= failure;
       }
     }
     throw first ?? (await this.noneLeft());
+  }
+
+  generate(request: GenerationRequest): Promise<GenerationResult> {
+    return this.failover(request, async (choice, stats) => {
+      const result = await this.deployments[choice.index]!.model.generate(request);
+      stats.ended(result.usage.promptTokens + result.usage.completionTokens, this.now());
+      return result;
+    });
   }
 
   stream(request: GenerationRequest): AsyncIterable<StreamPart> {
@@ -271,18 +287,10 @@ export class DeploymentRouter implements ChatModel {
    * Opens a stream on one deployment after another until one sends content: the parts so far
    * and the rest of that deployment's stream.
    */
-  async open(
+  open(
     request: GenerationRequest,
   ): Promise<{ held: StreamPart[]; rest: AsyncIterator<StreamPart>; done: (ok: boolean) => void }> {
-    const tried = new Set<number>();
-    let first: UpstreamError | null = null;
-    while (request.attempts === undefined || request.attempts.left > 0) {
-      const choice = await this.choose(tried);
-      if (choice === null) break;
-      tried.add(choice.index);
-      const stats = this.stats[choice.index]!;
-      const started = this.now();
-      stats.started(started);
+    return this.failover(request, async (choice, stats) => {
       const iterator =
         this.deployments[choice.index]!.model.stream(request)[Symbol.asyncIterator]();
       const held: StreamPart[] = [];
@@ -300,21 +308,17 @@ export class DeploymentRouter implements ChatModel {
         }
       } catch (error) {
         void iterator.return?.();
-        first ??= await this.failed(choice, error);
-        continue;
+        throw error;
       }
-      stats.answered(this.now() - started);
-      this.health.succeeded(choice.id);
       return {
         held,
         rest: iterator,
-        done: (ok) => {
+        done: (ok: boolean) => {
           stats.ended(0, this.now());
           if (!ok) void this.health.failed(choice.id, null).catch(() => undefined);
         },
       };
-    }
-    throw first ?? (await this.noneLeft());
+    });
   }
 }
 
