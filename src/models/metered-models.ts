@@ -123,6 +123,8 @@ class MeteredStreamIterator implements AsyncIterator<StreamPart> {
   private started = 0;
   /** The output so far, counted if the stream is cut short. */
   private written = '';
+  /** Relayed events so far (a cut relayed stream's output is counted one token per event). */
+  private relayedChunks = 0;
   private ended = false;
   private readonly input: InputCount;
 
@@ -175,6 +177,7 @@ class MeteredStreamIterator implements AsyncIterator<StreamPart> {
       const part = step.value;
       if (part.type === 'text') this.written += part.text;
       else if (part.type === 'tool-call') this.written += part.arguments;
+      else if (part.type === 'relayed') this.relayedChunks += part.chunks;
       else if (part.type === 'finish' && !this.ended && this.ticket !== null) {
         this.ended = true;
         this.ticket.end({
@@ -200,7 +203,7 @@ class MeteredStreamIterator implements AsyncIterator<StreamPart> {
         ? 0
         : this.model.countTokens([{ role: 'assistant', content: this.written }]),
     ]);
-    return { ...noUsage, inputTokens, outputTokens };
+    return { ...noUsage, inputTokens, outputTokens: outputTokens + this.relayedChunks };
   }
 
   private end(outcome: { status: 'ok' | 'error' | 'aborted'; errorCode: string | null }): void {

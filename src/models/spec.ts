@@ -160,6 +160,18 @@ export interface GenerationRequest {
   readonly cache?: 'bypass' | undefined;
   /** Upstream calls the request may still make (`max_attempts`); set by the registry. */
   readonly attempts?: AttemptBudget | undefined;
+  /**
+   * A stream whose caller answers in OpenAI's Chat Completions chunks: a model that streams them
+   * itself (an OpenAI-compatible upstream) may give its events as they came (`relayed` parts)
+   * instead of parts taken out of them. Other models ignore it.
+   */
+  readonly relay?: ChunkRelay | undefined;
+}
+
+/** What a caller that relays an upstream's chat.completion.chunk events asked of them. */
+export interface ChunkRelay {
+  /** The client asked for the usage chunk (`stream_options.include_usage`). */
+  readonly includeUsage: boolean;
 }
 
 export interface GenerationResult {
@@ -195,7 +207,23 @@ export type StreamPart =
       readonly finishReason: FinishReason;
       readonly usage: TokenUsage;
       readonly systemFingerprint?: string | undefined;
-    };
+    }
+  | RelayedPart;
+
+/**
+ * An OpenAI-compatible upstream's chat.completion.chunk events as they came in one read (for a
+ * request with `relay`): `frames` is their Server-Sent Events text as the client gets it — the
+ * model's name the platform's, the upstream's `[DONE]` (and a usage chunk the client did not ask
+ * for) left out. The finish part still ends the stream, with the usage read from the events.
+ */
+export interface RelayedPart {
+  readonly type: 'relayed';
+  readonly frames: string;
+  /** How many of the events carry a choice (a cut stream's output is counted one token each). */
+  readonly chunks: number;
+  /** Whether any carries content (text, a tool call or a refusal): what cannot be taken back. */
+  readonly content: boolean;
+}
 
 export interface ChatModel {
   generate(request: GenerationRequest): Promise<GenerationResult>;

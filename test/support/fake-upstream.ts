@@ -51,6 +51,8 @@ export interface ReplyBehaviour {
    * long as a test needs one, however slowly the machine runs.
    */
   holdAfterChunks?: number;
+  /** Streaming: `false` sends no usage chunk even when asked (a server without `include_usage`). */
+  streamUsage?: boolean;
 }
 
 /** An HTTP error; `body` defaults to OpenAI's error shape for `status`, a string is sent as is. */
@@ -647,7 +649,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     }
 
     const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
-    const includeUsage = streamOptions.include_usage === true;
+    const includeUsage =
+      streamOptions.include_usage === true &&
+      !(behaviour.kind === 'reply' && behaviour.streamUsage === false);
     const obfuscate = obfuscation && streamOptions.include_obfuscation !== false;
     const chunk = (choices: unknown[], usage: unknown, padding: number) => {
       const payload: Record<string, unknown> = {

@@ -75,7 +75,7 @@ function resultOf(parts: readonly StreamPart[]): GenerationResult | null {
       call.id = part.id ?? call.id;
       call.name = part.name ?? call.name;
       call.arguments += part.arguments;
-    } else {
+    } else if (part.type === 'finish') {
       const toolCalls: ToolCall[] = calls
         .filter((call) => call !== undefined)
         .map((call) => ({
@@ -213,7 +213,8 @@ export function cachedChatModel(
       }
       request.attribution?.cached?.(false);
       const parts: StreamPart[] = [];
-      for await (const part of model.stream(request)) {
+      // A cached answer is kept as parts (replayed in any dialect), so none is relayed as it came.
+      for await (const part of model.stream({ ...request, relay: undefined })) {
         parts.push(part);
         // Kept when the finish arrives: a consumer may stop asking once it has it.
         if (part.type === 'finish') {

@@ -93,6 +93,7 @@ interface Choice {
 
 /** Whether a streamed part is content: what, once sent, cannot be taken back. */
 function isContent(part: StreamPart): boolean {
+  if (part.type === 'relayed') return part.content;
   return part.type !== 'text' || part.text.length > 0;
 }
 

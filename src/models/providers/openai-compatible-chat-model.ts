@@ -18,6 +18,7 @@ import type { BpeTokenCounter } from '../bpe-token-counter.js';
 import type {
   ChatModel,
   ChatTurn,
+  ChunkRelay,
   GenerationRequest,
   GenerationResult,
   StreamPart,
@@ -25,6 +26,7 @@ import type {
 } from '../spec.js';
 import { CallLimits } from '../upstream/call-limits.js';
 import { UpstreamConnection } from './openai-compatible-connection.js';
+import { ChunkRelayReader } from './openai-compatible-relay.js';
 import { CompletionStreamReader } from './openai-compatible-stream.js';
 import {
   parseCompletion,
@@ -137,6 +139,11 @@ export class OpenAiCompatibleChatModel implements ChatModel {
       );
       phase = 'stream';
       incoming.setEncoding('utf8');
+      if (request.relay !== undefined) {
+        yield* this.relayed(incoming, request, request.relay, limits);
+        finished = true;
+        return;
+      }
       const reader = new CompletionStreamReader();
       for await (const chunk of incoming) {
         limits.touch();
@@ -168,6 +175,43 @@ export class OpenAiCompatibleChatModel implements ChatModel {
       // The consumer stopped early or the stream failed: the connection is not reused.
       if (!finished) incoming?.destroy();
     }
+  }
+
+  /**
+   * The answer's events as they came (./openai-compatible-relay.ts), a part per piece the socket
+   * delivered, then the finish with the usage the events reported (counted here when they did not).
+   */
+  private async *relayed(
+    incoming: IncomingMessage,
+    request: GenerationRequest,
+    relay: ChunkRelay,
+    limits: CallLimits,
+  ): AsyncGenerator<StreamPart> {
+    const reader = new ChunkRelayReader(this.definition.name, relay);
+    for await (const chunk of incoming) {
+      limits.touch();
+      const part = reader.read(chunk as string);
+      if (part !== null) yield part;
+      reader.throwIfFailed();
+    }
+    const last = reader.end();
+    if (last !== null) yield last;
+    reader.throwIfFailed();
+    const { parser } = reader;
+    const finishReason = parser.finishReason();
+    if (finishReason === null) throw new Error('Response stream ended without a finish reason.');
+    let usage: TokenUsage;
+    if (parser.usage.completionTokens === undefined) {
+      const { text, unkeptChunks } = reader.generated();
+      usage = await this.usageOf(parser.usage, request, text);
+      usage = { ...usage, completionTokens: usage.completionTokens + unkeptChunks };
+    } else usage = await this.usageOf(parser.usage, request, '');
+    const usageFrames = reader.usageFrames(usage);
+    if (usageFrames !== null) yield usageFrames;
+    const { systemFingerprint } = parser;
+    yield systemFingerprint === undefined
+      ? { type: 'finish', finishReason, usage }
+      : { type: 'finish', finishReason, usage, systemFingerprint };
   }
 
   countTokens(messages: readonly ChatTurn[]): Promise<number> {

@@ -22,7 +22,7 @@ import { SseLines } from './sse-lines.js';
 export { maxStreamLineChars } from './sse-lines.js';
 
 /** The parts a chunk gives before the finish (text, refusal, tool-call deltas). */
-export type AnswerPart = Exclude<StreamPart, { type: 'finish' }>;
+export type AnswerPart = Exclude<StreamPart, { type: 'finish' } | { type: 'relayed' }>;
 
 /** What the stream parser took from the events so far. */
 interface StreamState {
@@ -110,7 +110,11 @@ export class CompletionStreamReader {
     state.data = state.data === null ? value : `${state.data}\n${value}`;
   }
 
-  private readEvent(data: string, parts: AnswerPart[]): void {
+  /**
+   * One event's data (a chat.completion.chunk's JSON): its parts added to `parts`, its finish
+   * reason, usage and fingerprint kept. Throws when it cannot be read.
+   */
+  readEvent(data: string, parts: AnswerPart[]): void {
     const { state } = this;
     let event: unknown;
     try {

@@ -108,6 +108,9 @@ export function contractEventOf(event: ChatStreamEvent): ContractEvent | null {
     case 'refusal':
       // Not shown by /v1/chat yet (a question for the message model's refusals).
       return null;
+    case 'relayed':
+      // Only a Chat Completions stream asks for the upstream's own chunks.
+      return null;
     case 'error':
       return { type: 'error', error: event.error.toBody().error };
   }

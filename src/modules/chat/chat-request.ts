@@ -1,6 +1,6 @@
 // A chat turn as the chat service takes it (from the turn handler, agents and pipelines), and whose
 // model call it is.
-import type { CallAttribution, ChatParams, ChatTurn } from '../../models/spec.js';
+import type { CallAttribution, ChatParams, ChatTurn, ChunkRelay } from '../../models/spec.js';
 
 export interface ChatRequest {
   accountId: string;
@@ -29,6 +29,11 @@ export interface ChatRequest {
   warn?: CallAttribution['warn'];
   cached?: CallAttribution['cached'];
   cache?: 'bypass' | undefined;
+  /**
+   * A stateless stream answered in Chat Completions chunks: an OpenAI-compatible upstream's
+   * events are relayed as they came (`relayed` events) instead of taken apart and written again.
+   */
+  relay?: ChunkRelay | undefined;
 }
 
 /** Whose model call a chat request's is, for the usage ledger and budgets. */

@@ -61,7 +61,15 @@ interface Answer {
 }
 
 export type ChatStreamEvent =
-  | { type: 'start'; conversationId: string | null; messageId: string; model: ModelDefinition }
+  | {
+      type: 'start';
+      conversationId: string | null;
+      messageId: string;
+      model: ModelDefinition;
+      /** The answer comes as the upstream's own chunks (`relayed` events; ChatRequest `relay`). */
+      relayed?: boolean;
+    }
+  | { type: 'relayed'; frames: string }
   | { type: 'delta'; text: string; logprobs?: unknown }
   | { type: 'refusal'; text: string }
   | {
@@ -170,6 +178,8 @@ export class ChatService {
       params: prepared.request.params,
       attribution: attributionOfChat(prepared.request),
       cache: prepared.request.cache,
+      // Relayed events carry no text to store: only a stateless turn relays them.
+      relay: prepared.request.persist ? undefined : prepared.request.relay,
     });
   }
 
@@ -184,6 +194,7 @@ export class ChatService {
       conversationId: prepared.conversation?.id ?? null,
       messageId: prepared.messageId,
       model: definition,
+      relayed: first.type === 'relayed',
     };
     let text = '';
     let refusal: string | undefined;
@@ -202,6 +213,8 @@ export class ChatService {
         } else if (part.type === 'refusal') {
           refusal = (refusal ?? '') + part.text;
           yield part;
+        } else if (part.type === 'relayed') {
+          yield { type: 'relayed', frames: part.frames };
         } else {
           const calls = toolCalls.calls();
           const conversationId = await this.persist(prepared, definition, {

@@ -7,7 +7,7 @@
 // only: other modules implement them without a run-time import of this one.
 import type { AppError } from '../../errors/app-error.js';
 import type { CapabilityNeed } from '../../models/capabilities.js';
-import type { ChatParams, ChatTurn } from '../../models/spec.js';
+import type { ChatParams, ChatTurn, ChunkRelay } from '../../models/spec.js';
 import type { Principal } from '../accounts/authenticator.js';
 import type { ChatOutcome, ChatStreamEvent } from './chat-service.js';
 
@@ -25,6 +25,8 @@ export interface TurnCall {
   readonly stream: boolean;
   /** Stored in a conversation, or stateless. */
   readonly persist: boolean;
+  /** A stateless stream that takes an upstream's own Chat Completions chunks (ChatRequest `relay`). */
+  readonly relay?: ChunkRelay | undefined;
   readonly userId: string | null;
   readonly conversationId: string | null;
   /**
@@ -60,6 +62,8 @@ export interface ServerSentEvent {
 export interface EventBatch {
   readonly events: readonly ServerSentEvent[];
   readonly last: boolean;
+  /** Events written as they are, before `events` (an upstream's own, relayed as they came). */
+  readonly frames?: string | undefined;
 }
 
 /**

@@ -199,6 +199,7 @@ function chatRequestOf<Call extends TurnCall>(
     endUser: endUserOf(call),
     warn: budgetWarning(reply),
     cache: cacheBypassed(request) ? 'bypass' : undefined,
+    relay: call.relay,
     cached: (hit) => {
       if (!reply.sent && !reply.raw.headersSent) void reply.header('x-cache', hit ? 'hit' : 'miss');
     },
@@ -255,6 +256,7 @@ async function* translatedFrames<Call extends TurnCall>(
     }
     const result = mapping.next(next);
     const batch = result instanceof Promise ? await result : result;
+    if (batch.frames !== undefined) yield batch.frames;
     for (const out of batch.events) yield frame(out);
     if (batch.last) break;
   }

@@ -113,6 +113,11 @@ export function completionCallOf(body: CompletionRequestBody): CompletionCall {
     temperature: body.temperature ?? undefined,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
+    // A stateless stream takes an OpenAI-compatible upstream's chunks as they came.
+    relay:
+      body.stream === true && !persist
+        ? { includeUsage: body.stream_options?.include_usage === true }
+        : undefined,
   };
 }
 
@@ -177,10 +182,12 @@ export interface ChunkStream {
   model: string;
   readonly created: number;
   readonly includeUsage: boolean;
+  /** The upstream's own chunks are relayed: none is written here but an error. */
+  relayed: boolean;
 }
 
 export function chunkStream(created: number, includeUsage: boolean): ChunkStream {
-  return { id: '', model: '', created, includeUsage };
+  return { id: '', model: '', created, includeUsage, relayed: false };
 }
 
 function chunk(stream: ChunkStream, choices: unknown[], extra: Record<string, unknown> = {}) {
@@ -193,6 +200,8 @@ function chunk(stream: ChunkStream, choices: unknown[], extra: Record<string, un
     ...extra,
   };
 }
+
+const noChunks = { chunks: [], last: false };
 
 /**
  * The bodies one stream event becomes, in OpenAI's chunk sequence: role first, content deltas,
@@ -207,6 +216,8 @@ export function chunksOf(
     case 'start':
       stream.id = completionId(event.messageId);
       stream.model = event.model.name;
+      stream.relayed = event.relayed === true;
+      if (stream.relayed) return noChunks;
       return {
         chunks: [
           chunk(
@@ -250,7 +261,11 @@ export function chunksOf(
     case 'tool-call':
       return { chunks: [chunk(stream, [toolCallChoice(event)])], last: false };
     case 'end':
-      return { chunks: endChunks(stream, event.outcome), last: false };
+      // Relayed: the upstream's finish and usage chunks were.
+      return stream.relayed ? noChunks : { chunks: endChunks(stream, event.outcome), last: false };
+    case 'relayed':
+      // Written as they came, by the dialect's `next`.
+      return noChunks;
     case 'error':
       return { chunks: [event.error.toBody()], last: true };
   }
@@ -309,6 +324,7 @@ export const completionsDialect: TurnDialect<CompletionRequestBody, CompletionCa
     const stream = chunkStream(Math.floor(Date.now() / 1000), call.includeUsage);
     return {
       next(event) {
+        if (event.type === 'relayed') return { events: [], last: false, frames: event.frames };
         const { chunks, last } = chunksOf(stream, event);
         return { events: chunks.map((data) => ({ data })), last };
       },

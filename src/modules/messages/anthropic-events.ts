@@ -121,6 +121,9 @@ export function messageEventsOf(
     case 'start':
       events.push(messageStart(chatEvent));
       break;
+    case 'relayed':
+      // Only a Chat Completions stream asks for an upstream's own chunks.
+      break;
     case 'delta':
     case 'refusal': {
       if (chatEvent.text === '') break;

@@ -67,6 +67,9 @@ export class ResponseEvents {
       case 'start':
         this.start(event, emit);
         break;
+      case 'relayed':
+        // Only a Chat Completions stream asks for an upstream's own chunks.
+        break;
       case 'delta':
         if (event.text !== '') this.text(event.text, emit);
         break;
