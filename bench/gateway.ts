@@ -115,10 +115,16 @@ function requestBody(model: string, stream: boolean, content: string): string {
 }
 
 const sentence = 'Say hello to the benchmark in a few words.';
+/**
+ * What a streamed request asks: the fake upstream echoes it a word per chunk, so its answer
+ * streams 120 content chunks (a real answer streams hundreds; the per-chunk cost is what counts).
+ */
+const streamedSentence = Array.from({ length: 119 }, (_, index) => `word${index}`).join(' ');
+const bodyText = (stream: boolean) => (stream ? streamedSentence : sentence);
 
 async function sequential(direct: Target, bare: Target, platform: Target, stream: boolean) {
-  const directBody = requestBody('gpt-4o-mini', stream, sentence);
-  const platformBody = requestBody('bench-upstream', stream, sentence);
+  const directBody = requestBody('gpt-4o-mini', stream, bodyText(stream));
+  const platformBody = requestBody('bench-upstream', stream, bodyText(stream));
   // Warm-up: JIT, connections, the platform's caches.
   for (let index = 0; index < 200; index += 1) {
     await timedPost(direct, directBody, stream);
@@ -166,11 +172,15 @@ async function cpuPerRequest(bare: Target & { pid: number }, platform: Target & 
   };
   for (let round = 0; round < cpuRounds; round += 1) {
     const platformPlain = requestBody('bench-upstream', false, sentence);
-    const platformStreamed = requestBody('bench-upstream', true, sentence);
+    const platformStreamed = requestBody('bench-upstream', true, streamedSentence);
     totals.platform_plain += await measure(platform, platformPlain, false);
     totals.bare_plain += await measure(bare, requestBody('gpt-4o-mini', false, sentence), false);
     totals.platform_streamed += await measure(platform, platformStreamed, true);
-    totals.bare_streamed += await measure(bare, requestBody('gpt-4o-mini', true, sentence), true);
+    totals.bare_streamed += await measure(
+      bare,
+      requestBody('gpt-4o-mini', true, streamedSentence),
+      true,
+    );
   }
   const requests = cpuRounds * cpuRequestsPerRound;
   return {
@@ -222,8 +232,13 @@ function load(
   });
 }
 
-/** BENCH_GATEWAY_DEPLOYMENTS: the platform's model served through that many deployments. */
-const deployments = Number(process.env.BENCH_GATEWAY_DEPLOYMENTS ?? 0);
+/**
+ * BENCH_GATEWAY_DEPLOYMENTS: the platform's model served through that many deployments (default
+ * 2, as issue 32's targets are set).
+ */
+const deployments = Number(process.env.BENCH_GATEWAY_DEPLOYMENTS ?? 2);
+/** BENCH_PROFILE=<dir>: the platform runs under `node --cpu-prof`, its profile written there. */
+const profileDirectory = process.env.BENCH_PROFILE;
 
 export async function runGatewayBenchmark(): Promise<void> {
   const directory = mkdtempSync(path.join(tmpdir(), 'bench-gateway-'));
@@ -273,6 +288,9 @@ export async function runGatewayBenchmark(): Promise<void> {
       adminKey,
       env: requestLogSample === undefined ? {} : { REQUEST_LOG_SAMPLE: requestLogSample },
       deployments,
+      ...(profileDirectory === undefined
+        ? {}
+        : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDirectory)}`] }),
     });
     const platformProcess = started.server;
     const platformPort = Number(new URL(started.base).port);
@@ -295,6 +313,11 @@ export async function runGatewayBenchmark(): Promise<void> {
       pid: platformProcess.pid!,
     };
 
+    if (process.env.BENCH_GATEWAY_PART === 'cpu') {
+      // Only the CPU time per request (printed, not written): for profiling and quick checks.
+      process.stdout.write(`${JSON.stringify(await cpuPerRequest(bare, platform))}\n`);
+      return;
+    }
     process.stdout.write('sequential, not streamed…\n');
     const latency = await sequential(direct, bare, platform, false);
     process.stdout.write(
