@@ -1,9 +1,10 @@
 // The config file (`PLATFORM_CONFIG`, YAML or JSON): its schema, composed of every piece's part,
 // and its reading. Every problem of a file is reported; a file with any is then ignored.
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import path from 'node:path';
 import Type, { type Static, type TOptional, type TSchema, type TUnknown } from 'typebox';
-import { parse as parseYaml } from 'yaml';
 import { RateLimitsFileSchema, SessionsFileSchema } from '../modules/accounts/accounts.config.js';
 import { WebFileSchema } from '../modules/agents/agents.config.js';
 import { ChatFileSchema } from '../modules/chat/chat.config.js';
@@ -24,6 +25,10 @@ import { redisFileProperties } from './redis-config.js';
 import { secretsFileProperties } from './secrets-config.js';
 import { checkServerLists, serverFileProperties } from './server-config.js';
 import { TextFileSchema } from './text-config.js';
+
+/** The YAML parser, loaded for a YAML file only (~9 MiB a JSON file or none never needs). */
+const parseYaml = (text: string): unknown =>
+  (createRequire(import.meta.url)('yaml') as typeof Yaml).parse(text);
 
 /** The top-level settings of the file, each piece's (small: checked as a whole). */
 const topLevelProperties = {

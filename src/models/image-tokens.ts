@@ -3,7 +3,16 @@
 // shorter side to 768, and it costs 85 + 170 per 512-pixel tile. The size is read from a data
 // URL's header only (image-size, on at most the first 64 KiB decoded); an image behind a URL is
 // never fetched for counting and is counted as a 1024×1024 image (765 tokens).
-import { imageSize } from 'image-size';
+import { createRequire } from 'node:module';
+import type * as ImageSize from 'image-size';
+
+/**
+ * image-size, loaded (as CommonJS, synchronously) with the first image: its readers of some twenty
+ * formats take ~8 MiB that a service whose clients send no images never needs.
+ */
+let imageSize: typeof ImageSize.imageSize | undefined;
+const loadImageSize = () =>
+  (imageSize ??= (createRequire(import.meta.url)('image-size') as typeof ImageSize).imageSize);
 
 const baseTokens = 85;
 const tileTokens = 170;
@@ -31,7 +40,7 @@ function dataUrlSize(url: string): { width: number; height: number } | null {
   if (comma < 0 || !url.slice(0, comma).endsWith(';base64')) return null;
   const head = url.slice(comma + 1, comma + 1 + headerBase64Chars);
   try {
-    const size = imageSize(Buffer.from(head, 'base64'));
+    const size = loadImageSize()(Buffer.from(head, 'base64'));
     return size.width > 0 && size.height > 0 ? { width: size.width, height: size.height } : null;
   } catch {
     return null;

@@ -5,19 +5,23 @@
 // check and the connection cannot steer it inside (the web agent's address policy and the
 // operator's allow-list). Redirects are never followed. Failures carry a message fit to show: the
 // URL and the rule, never a resolved address.
+import { createRequire } from 'node:module';
 import { isIP, type LookupFunction } from 'node:net';
-import {
-  Agent,
-  buildConnector,
-  fetch as undiciFetch,
-  type RequestInit as UndiciRequestInit,
-} from 'undici';
+import type * as Undici from 'undici';
+import type { Agent, RequestInit as UndiciRequestInit } from 'undici';
 import { isMetadataHostName, judgeAddress, type TargetAllowList } from './address-policy.js';
 import { systemResolver, type ResolvedAddress, type Resolver } from './fetch-target.js';
 import { shown, unreachableReason } from './web-fetch-error.js';
 import { ConnectRefusal, failure, limited, PolicyFetchError } from './policy-fetch-failures.js';
 
 export { PolicyFetchError, type PolicyFetchErrorReason } from './policy-fetch-failures.js';
+
+/**
+ * undici, loaded (it is CommonJS) with the first connection a tool makes: its ~110 modules take
+ * ~20 MiB that a service whose agents call no MCP server or API never needs.
+ */
+let undici: typeof Undici | undefined;
+const loadUndici = () => (undici ??= createRequire(import.meta.url)('undici') as typeof Undici);
 
 export interface PolicyFetchOptions {
   allowList: TargetAllowList;
@@ -175,28 +179,32 @@ export async function checkToolUrl(
 export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
   const purpose = options.purpose ?? 'tool connections';
   const connectTimeout = options.connectTimeoutMs;
-  const agent = new Agent({
-    connectTimeout,
-    headersTimeout: options.headersTimeoutMs,
-    bodyTimeout: options.bodyTimeoutMs ?? 0,
-    connect(connectOptions, callback) {
-      const port =
-        connectOptions.port === ''
-          ? defaultPort(connectOptions.protocol)
-          : Number(connectOptions.port);
-      checkedAddresses(options, purpose, connectOptions.hostname, port).then(
-        (addresses) => {
-          // A connector per connection: its lookup answers this connection's checked addresses.
-          const connector = buildConnector({
-            timeout: connectTimeout,
-            lookup: answering(addresses),
-          });
-          connector(connectOptions, callback);
-        },
-        (error: Error) => callback(error, null),
-      );
-    },
-  });
+  let agent: Agent | undefined;
+  const newAgent = (): Agent => {
+    const { Agent: UndiciAgent, buildConnector } = loadUndici();
+    return new UndiciAgent({
+      connectTimeout,
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs ?? 0,
+      connect(connectOptions, callback) {
+        const port =
+          connectOptions.port === ''
+            ? defaultPort(connectOptions.protocol)
+            : Number(connectOptions.port);
+        checkedAddresses(options, purpose, connectOptions.hostname, port).then(
+          (addresses) => {
+            // A connector per connection: its lookup answers this connection's checked addresses.
+            const connector = buildConnector({
+              timeout: connectTimeout,
+              lookup: answering(addresses),
+            });
+            connector(connectOptions, callback);
+          },
+          (error: Error) => callback(error, null),
+        );
+      },
+    });
+  };
 
   const policyFetch: FetchFunction = async (input, init) => {
     const url = parseToolUrl(targetOf(input));
@@ -218,8 +226,9 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
     let response: Response;
     try {
       // The caller's init is the WHATWG one (Node's bundled undici); this undici reads it alike.
+      agent ??= newAgent();
       const undiciInit = { ...init, redirect: 'manual', dispatcher: agent } as UndiciRequestInit;
-      response = await undiciFetch(url, undiciInit);
+      response = await loadUndici().fetch(url, undiciInit);
     } catch (error) {
       // The caller's own abort stays an abort (callers tell it from a failure by it).
       if (init?.signal?.aborted === true) throw error;
@@ -238,6 +247,6 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
 
   return {
     fetch: policyFetch,
-    close: () => agent.close(),
+    close: () => agent?.close() ?? Promise.resolve(),
   };
 }

@@ -3,7 +3,6 @@
 // the request log apply before it as on every route, and every further message of a batch is
 // counted against the rate limit before any of them runs. GET and DELETE (a server-sent stream,
 // ending a session) are not offered: the app's 405 answers them, in the contract's error body.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { access } from '../../auth/scopes.js';
 import { AppError } from '../../errors/app-error.js';
 import { countBatchMessages } from '../../http/access-control.js';
@@ -11,8 +10,10 @@ import type { RateLimiter } from '../accounts/rate-limiter.js';
 import { featurePlugin, type FeaturePlugin } from '../../http/feature-plugin.js';
 import { clientGoneSignal } from '../../http/streaming.js';
 import { principalOf } from '../../http/types.js';
-import { checkMcpRequest } from './mcp-request.js';
-import { platformMcpServer, type McpServerInfo } from './mcp-server.js';
+import type * as StreamableHttpModule from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type * as McpRequestModule from './mcp-request.js';
+import type * as McpServerModule from './mcp-server.js';
+import type { McpServerInfo } from './mcp-server.js';
 import { maxBatchMessages, McpRequestBody, McpResponseBody } from './mcp.schemas.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 
@@ -29,6 +30,21 @@ const description = [
   `A batch (a JSON array of messages, at most ${maxBatchMessages}) counts every message against the key's and its account's rate limits as one request, before any of them runs; a batch larger than what is left answers 429 \`rate_limit_exceeded\` and nothing of it runs. The rate-limit headers of the answer count the whole batch.`,
   'Answers are JSON (`application/json`), never an event stream. GET and DELETE answer 405: the server sends no messages of its own and keeps no session.',
 ].join('\n\n');
+
+/**
+ * The MCP server and its transport (the official SDK), loaded with the first request: the SDK and
+ * its schemas take ~25 MiB that a service nobody calls over MCP never needs.
+ */
+function loadServer() {
+  return (serverModules ??= Promise.all([
+    import('./mcp-request.js'),
+    import('./mcp-server.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+  ]));
+}
+let serverModules:
+  | Promise<[typeof McpRequestModule, typeof McpServerModule, typeof StreamableHttpModule]>
+  | undefined;
 
 export function mcpPlugin(dependencies: McpRoutesDependencies): FeaturePlugin {
   const { tools, info, rateLimiter } = dependencies;
@@ -50,6 +66,8 @@ export function mcpPlugin(dependencies: McpRoutesDependencies): FeaturePlugin {
         },
       },
       async (request, reply) => {
+        const [{ checkMcpRequest }, { platformMcpServer }, { StreamableHTTPServerTransport }] =
+          await loadServer();
         checkMcpRequest(request.headers, request.body);
         const { body } = request;
         await countBatchMessages(

@@ -10,8 +10,9 @@ import { TargetAllowList } from '../../net/address-policy.js';
 import type { Resolver } from '../../net/fetch-target.js';
 import { createPolicyFetch, type PolicyFetch } from '../../net/policy-fetch.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
+import type { McpSession } from './mcp-session.js';
 import {
-  McpSession,
+  loadMcpSession,
   McpToolListCache,
   type McpConnection,
   type McpDeps,
@@ -230,7 +231,8 @@ export class ToolSources {
           transport: entry.transport === 'sse' ? 'sse' : 'streamable_http',
           headers: auth.headers,
         };
-        const session = new McpSession(connection, this.sessionDependencies);
+        const { McpSession: Session } = await loadMcpSession();
+        const session = new Session(connection, this.sessionDependencies);
         sessions.push(session);
         const key = this.lists.key(accountId, connection);
         return this.mcpTools(entry, session, key, signal, unavailable);
