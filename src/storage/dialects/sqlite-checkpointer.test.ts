@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import SqliteDatabase from 'better-sqlite3';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 import { createSqliteAdapter } from './sqlite.js';
 
 describe('SQLite checkpoints', () => {
@@ -34,5 +36,42 @@ describe('SQLite checkpoints', () => {
     }
     expect(statSync(file).size).toBeGreaterThan(before + 4 * 1024 * 1024);
     await db.destroy();
+  });
+
+  it('runs its thread only while the log is past the size, and stops it after', async () => {
+    directory = mkdtempSync(path.join(tmpdir(), 'checkpoint-'));
+    const file = path.join(directory, 'test.db');
+    const database = new SqliteDatabase(file);
+    database.pragma('journal_mode = WAL');
+    database.pragma('wal_autocheckpoint = 0');
+    database.pragma('journal_size_limit = 65536');
+    database.exec('create table blobs (body text)');
+    const checkpointer = startCheckpointer(file, {
+      thresholdBytes: 1024 * 1024,
+      intervalMs: 20,
+      idleStopMs: 100,
+    });
+    const until = async (condition: () => boolean) => {
+      while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    try {
+      // A small log: no thread, however many looks.
+      database.prepare('insert into blobs (body) values (?)').run('small');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(checkpointer.threadRunning).toBe(false);
+      const before = statSync(file).size;
+      const insert = database.prepare('insert into blobs (body) values (?)');
+      for (let index = 0; index < 8; index += 1) insert.run('x'.repeat(256 * 1024));
+      await until(() => checkpointer.threadRunning);
+      // The thread copies the log into the database file…
+      await until(() => statSync(file).size > before + 1024 * 1024);
+      // …the next write finds it checkpointed whole and shrinks it, and the thread stops.
+      insert.run('after');
+      await until(() => !checkpointer.threadRunning);
+      expect(statSync(`${file}-wal`).size).toBeLessThan(1024 * 1024);
+    } finally {
+      checkpointer.stop();
+      database.close();
+    }
   });
 });

@@ -15,7 +15,7 @@ import { LRUCache } from 'lru-cache';
 import * as sqliteVec from 'sqlite-vec';
 import type { DatabaseSchema } from '../schema.js';
 import type { DialectAdapter } from './dialect.js';
-import { startCheckpointer } from './sqlite-checkpointer.js';
+import { checkpointThresholdBytes, startCheckpointer } from './sqlite-checkpointer.js';
 
 /**
  * Transactions start with BEGIN IMMEDIATE: the write lock is taken up front, so two processes
@@ -117,7 +117,11 @@ export function createSqliteAdapter(filePath: string): DialectAdapter {
   let stopCheckpointer = () => undefined as void;
   if (filePath !== ':memory:') {
     database.pragma('wal_autocheckpoint = 0');
-    stopCheckpointer = startCheckpointer(filePath);
+    // A log checkpointed whole shrinks to this when next written, so its size says when the
+    // checkpointing thread is needed again.
+    database.pragma(`journal_size_limit = ${checkpointThresholdBytes / 4}`);
+    const checkpointer = startCheckpointer(filePath);
+    stopCheckpointer = () => checkpointer.stop();
   }
   const db = new Kysely<DatabaseSchema>({
     dialect: new ImmediateTransactionSqliteDialect({
