@@ -2,6 +2,7 @@
 // service on a real port with the fake model upstream: every page is screenshotted and checked with
 // axe-core, and each flow of the issue is driven as a person would. SQLite only: the pages do not
 // behave differently on PostgreSQL (the HTTP suites cover both dialects).
+import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { allDialects } from '../support/dialects.js';
@@ -100,9 +101,35 @@ async function expectWholeBadges(expected: readonly string[]): Promise<void> {
   }
 }
 
+/** A loopback port nothing listens on (connections to it are refused). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
   beforeAll(async () => {
-    served = await startServedApp(allDialects[0]!);
+    const refused = await closedPort();
+    // A model of two deployments, the heavier one down: the overview shows their health.
+    served = await startServedApp(allDialects[0]!, {
+      extraModels: (baseUrl) => [
+        {
+          name: 'spread-chat',
+          display_name: 'Spread chat',
+          provider: 'openai-compatible',
+          base_url: baseUrl,
+          api_key_env: 'FAKE_UPSTREAM_KEY',
+          model: 'gpt-4o-mini',
+          deployments: [
+            { name: 'down-region', base_url: `http://127.0.0.1:${refused}/v1`, weight: 1000 },
+            { name: 'up-region', weight: 1 },
+          ],
+        },
+      ],
+    });
     browser = await launchBrowser();
     context = await browser.newContext({
       viewport: { width: 1280, height: 900 },
@@ -147,6 +174,39 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
     );
     expect(stored).not.toContain(served.adminKey);
     await checkPage('overview');
+  });
+
+  it("lists a model's deployments with their health on the overview", async () => {
+    // Requests until one has tried the deployment that is down (it is drawn first nearly always):
+    // each still answers, from the other one.
+    const models = async () =>
+      (await (
+        await fetch(`${served.origin}/v1/models`, {
+          headers: { authorization: `Bearer ${served.adminKey}` },
+        })
+      ).json()) as { models: { name: string; deployments: { name: string; health: string }[] }[] };
+    const downHealth = async () =>
+      (await models()).models
+        .find((model) => model.name === 'spread-chat')!
+        .deployments.find((deployment) => deployment.name === 'down-region')!.health;
+    while ((await downHealth()) !== 'cooling') {
+      const answer = await api('/v1/chat/completions', {
+        method: 'POST',
+        body: JSON.stringify({ model: 'spread-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(answer.status).toBe(200);
+    }
+    await page.reload();
+    const list = page.getByRole('list', { name: 'Deployments of Spread chat' });
+    await list
+      .getByText(/^up-region \(openai-compatible gpt-4o-mini, weight 1\): healthy$/)
+      .waitFor();
+    await list
+      .getByText(
+        /^down-region \(openai-compatible gpt-4o-mini, weight 1000\): cooling down after 1 failure, until /,
+      )
+      .waitFor();
+    await checkPage('overview-deployments');
   });
 
   it('creates a key shown once, revokes it through the confirmation, and the API refuses it', async () => {
