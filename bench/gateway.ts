@@ -3,9 +3,9 @@
 // and platform interleaved, per-request hrtime, p50/p99), streamed time to first token, the
 // platform's own CPU time per request (process CPU time over a fixed number of requests, plain and
 // streamed — the least noisy figure on a shared machine), throughput at several concurrencies as
-// a ratio to direct — and turns stored per second by /v1/chat. Targets (issue 13): added p50
-// ≤ 0.7 ms, throughput ≥ 0.45× direct at concurrency 50, CPU ≤ 0.45 ms per plain request and
-// ≤ 0.9 ms per streamed one, streamed time to first token added ≤ 0.7 ms.
+// a ratio to direct — and turns stored per second by /v1/chat. Targets: added p50 ≤ 0.7 ms,
+// throughput ≥ 0.45× direct at concurrency 50, streamed time to first token added ≤ 0.7 ms (issue
+// 13); CPU per request ≤ 2.0× the bare proxy's plain and ≤ 2.5× streamed (120 chunks; issue 32).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -402,8 +402,13 @@ export async function runGatewayBenchmark(): Promise<void> {
 const targets = {
   addedP50Ms: 0.7,
   ratioAt50: 0.45,
-  cpuPlainMs: 0.45,
-  cpuStreamedMs: 0.9,
+  /**
+   * Issue 32: CPU per request within these multiples of the bare proxy's in the same run (this
+   * replaced issue 13's absolute 0.45 / 0.9 ms, which moved with the machine's speed and meant
+   * nothing once a streamed answer had 120 chunks).
+   */
+  cpuPlainRatio: 2.0,
+  cpuStreamedRatio: 2.5,
   firstTokenAddedMs: 0.7,
 };
 
@@ -435,8 +440,11 @@ function report(results: {
   const checks = {
     added_p50_within_0_7ms: latency.added_p50_ms <= targets.addedP50Ms,
     throughput_at_50_at_least_0_45: at50.ratio >= targets.ratioAt50,
-    cpu_plain_within_0_45ms: cpu !== null && cpu.platform_plain_ms <= targets.cpuPlainMs,
-    cpu_streamed_within_0_9ms: cpu !== null && cpu.platform_streamed_ms <= targets.cpuStreamedMs,
+    cpu_plain_within_2x_bare_proxy:
+      cpu !== null && cpu.platform_plain_ms <= targets.cpuPlainRatio * cpu.bare_proxy_plain_ms,
+    cpu_streamed_within_2_5x_bare_proxy:
+      cpu !== null &&
+      cpu.platform_streamed_ms <= targets.cpuStreamedRatio * cpu.bare_proxy_streamed_ms,
     streamed_ttft_added_within_0_7ms: firstToken.added_p50_ms <= targets.firstTokenAddedMs,
     metering_within_10_percent:
       results.spend.plain_ratio <= spendTarget && results.spend.streamed_ratio <= spendTarget,
@@ -483,13 +491,14 @@ function report(results: {
   const cpuTable =
     cpu === null
       ? 'Not measured (needs Linux /proc).'
-      : `| | platform | bare proxy | target (platform) |
-|---|---:|---:|---:|
-| plain | **${cpu.platform_plain_ms}** | ${cpu.bare_proxy_plain_ms} | ≤ ${targets.cpuPlainMs} |
-| streamed | **${cpu.platform_streamed_ms}** | ${cpu.bare_proxy_streamed_ms} | ≤ ${targets.cpuStreamedMs} |
+      : `| | platform | bare proxy | ratio | target ratio |
+|---|---:|---:|---:|---:|
+| plain | ${cpu.platform_plain_ms} | ${cpu.bare_proxy_plain_ms} | **${round3(cpu.platform_plain_ms / cpu.bare_proxy_plain_ms)}** | ≤ ${targets.cpuPlainRatio} |
+| streamed (120 chunks) | ${cpu.platform_streamed_ms} | ${cpu.bare_proxy_streamed_ms} | **${round3(cpu.platform_streamed_ms / cpu.bare_proxy_streamed_ms)}** | ≤ ${targets.cpuStreamedRatio} |
 
 (ms of the server process's user + system CPU time per request, over ${cpu.requests_each} sequential
-requests of each kind, in ${cpuRounds} rounds taking turns; /proc resolution ${1000 / cpu.clock_ticks_per_second} ms per reading)`;
+requests of each kind, in ${cpuRounds} rounds taking turns; /proc resolution ${1000 / cpu.clock_ticks_per_second} ms per reading.
+A streamed request's answer has 120 content chunks, each a write of the fake upstream.)`;
   const markdown = `# Gateway benchmark — ${when}
 
 \`${json.command}\` · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The fake
