@@ -4,7 +4,7 @@
 // structured content as JSON when there is no text), cut at a bound; the tool's own error, a
 // timeout or a server gone away answer `ok: false`, and only the run's signal rejects. Every answer
 // is read within bounds before the SDK parses it (mcp-answers.ts). Loaded on first use
-// (`loadMcpSession` in ./mcp-tools.ts), with the SDK.
+// (`loadMcpSession` in ./tool-sources.ts), with the SDK.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import {

@@ -1,13 +1,12 @@
 // An MCP server as a tool source: what is known without the SDK — where a server is, its tools as
 // listed, and the lists kept a while per account, URL and credentials, so a run whose list is
 // cached connects only when the model calls a tool. The session over the official SDK's Client
-// (./mcp-session.ts) is loaded on first use: the SDK and its schemas take ~25 MiB that a service
+// (./mcp-session.ts) is loaded on first use (by ./tool-sources.ts): the SDK and its schemas take ~25 MiB that a service
 // without MCP tool sources never needs.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { FetchFunction } from '../../net/policy-fetch.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
-import type * as McpSessionModule from './mcp-session.js';
 
 export type McpTransportKind = 'streamable_http' | 'sse';
 
@@ -72,9 +71,3 @@ export class McpToolListCache {
     this.lists.clear();
   }
 }
-
-/** The session over the SDK, loaded on first use (see above). */
-export function loadMcpSession(): Promise<typeof McpSessionModule> {
-  return (sessionModule ??= import('./mcp-session.js'));
-}
-let sessionModule: Promise<typeof McpSessionModule> | undefined;

@@ -10,9 +10,9 @@ import { TargetAllowList } from '../../net/address-policy.js';
 import type { Resolver } from '../../net/fetch-target.js';
 import { createPolicyFetch, type PolicyFetch } from '../../net/policy-fetch.js';
 import type { TextPool } from '../../text-pool/text-pool.js';
+import type * as McpSessionModule from './mcp-session.js';
 import type { McpSession } from './mcp-session.js';
 import {
-  loadMcpSession,
   McpToolListCache,
   type McpConnection,
   type McpDeps,
@@ -34,6 +34,15 @@ import {
   type ToolEntry,
 } from './tool-entries.js';
 import { ToolNames } from './tool-names.js';
+
+/**
+ * The MCP session (./mcp-session.ts, over the official SDK), loaded with the first MCP source a
+ * run uses: the SDK and its schemas take ~25 MiB that a service without MCP servers never needs.
+ */
+function loadMcpSession(): Promise<typeof McpSessionModule> {
+  return (sessionModule ??= import('./mcp-session.js'));
+}
+let sessionModule: Promise<typeof McpSessionModule> | undefined;
 
 /** The stored entries as shown to their owner: tokens replaced by `bearer_token_set: true`. */
 export function shownToolSources(entries: readonly StoredToolEntry[]): ToolEntry[] {
