@@ -3,7 +3,7 @@
 // of a request checked against each other. Shared by every dialect that takes OpenAI's messages
 // (/v1/chat/completions, /v1/chat).
 import { InvalidParameterError, MissingParameterError } from '../errors/app-error.js';
-import type { ChatParams, ChatTurn, ContentPart, ToolCall } from './spec.js';
+import type { ChatParams, ChatTurn, ContentPart, TokenUsage, ToolCall } from './spec.js';
 
 /** A message in OpenAI's shape, as the routes' schemas have checked it. */
 /** Longest JSON text of one client JSON Schema (a tool's `parameters`, a `json_schema.schema`). */
@@ -171,5 +171,20 @@ export function turnOfStored(message: TurnRecord): ChatTurn {
     ...(message.toolCalls === null ? {} : { toolCalls: message.toolCalls }),
     ...(message.toolCallId === null ? {} : { toolCallId: message.toolCallId }),
     ...(message.name === null ? {} : { name: message.name }),
+  };
+}
+
+/** A usage as OpenAI's `usage` object (its details only where the provider reported them). */
+export function openAiUsage(usage: TokenUsage) {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+    ...(usage.reasoningTokens === undefined
+      ? {}
+      : { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
   };
 }

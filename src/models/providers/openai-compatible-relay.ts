@@ -7,9 +7,10 @@
 // where it always is, else a parse), the upstream's `[DONE]` is left out (the dialect writes its
 // own), and so is a usage chunk the client did not ask for. What the relayed events' text held is
 // kept (up to a bound) only to count the answer's tokens when the upstream reports no usage.
+import { openAiUsage } from '../openai-messages.js';
 import type { ChunkRelay, RelayedPart, TokenUsage } from '../spec.js';
 import { CompletionStreamReader, type AnswerPart } from './openai-compatible-stream.js';
-import { SseLines } from './sse-lines.js';
+import { SseData, SseLines } from './sse-lines.js';
 
 /** How much of the events' text is kept to count an answer whose usage the upstream left out. */
 const maxKeptChars = 1024 * 1024;
@@ -37,21 +38,6 @@ function withoutNullUsage(data: string): string {
   return at === -1 ? data : `${data.slice(0, at)}${data.slice(at + nullUsage.length)}`;
 }
 
-/** A usage as OpenAI's `usage` object. */
-function openAiUsage(usage: TokenUsage) {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    ...(usage.cachedTokens === undefined
-      ? {}
-      : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
-    ...(usage.reasoningTokens === undefined
-      ? {}
-      : { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
-  };
-}
-
 /** One streamed answer's events, relayed piece by piece as the socket delivers its text. */
 export class ChunkRelayReader {
   /** Reads the events the platform looks into (their finish reason, usage and fingerprint). */
@@ -59,8 +45,7 @@ export class ChunkRelayReader {
   private readonly lines = new SseLines();
   /** `"model":"<the platform's name>"`, as it is written into each event. */
   private readonly modelField: string;
-  /** Text of the `data:` lines of the event being read (an event ends at a blank line). */
-  private data: string | null = null;
+  private readonly events = new SseData();
   private frames = '';
   private chunks = 0;
   private content = false;
@@ -156,15 +141,8 @@ export class ChunkRelayReader {
   }
 
   private readonly line = (line: string): void => {
-    if (line === '') {
-      const data = this.data;
-      this.data = null;
-      if (data !== null && data !== '[DONE]' && this.failure === null) this.event(data);
-      return;
-    }
-    if (!line.startsWith('data:')) return;
-    const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
-    this.data = this.data === null ? value : `${this.data}\n${value}`;
+    const data = this.events.line(line);
+    if (data !== null && data !== '[DONE]' && this.failure === null) this.event(data);
   };
 
   private event(data: string): void {

@@ -16,7 +16,7 @@ import {
   type UsageCounts,
 } from './openai-compatible-wire.js';
 import type { FinishReason, StreamPart } from '../spec.js';
-import { SseLines } from './sse-lines.js';
+import { SseData, SseLines } from './sse-lines.js';
 
 /** Longest line of a streamed answer; a longer one is an invalid chunk (it is never buffered whole). */
 export { maxStreamLineChars } from './sse-lines.js';
@@ -29,8 +29,6 @@ interface StreamState {
   finishRaw: unknown;
   usage: UsageCounts;
   systemFingerprint: string | undefined;
-  /** Text of SSE `data:` lines of the event being read (events end at a blank line). */
-  data: string | null;
   /** An event that could not be read: raised once the parts before it have been passed on. */
   failure: Error | null;
 }
@@ -41,11 +39,11 @@ export class CompletionStreamReader {
     finishRaw: undefined,
     usage: noUsage,
     systemFingerprint: undefined,
-    data: null,
     failure: null,
   };
   /** The start of a line not ended yet (it holds no line end). */
   private readonly lines = new SseLines();
+  private readonly events = new SseData();
 
   /**
    * The parts of the events this piece completed. Throws when a line grows past
@@ -94,20 +92,13 @@ export class CompletionStreamReader {
   /** One SSE line: `data:` lines gather into the event a blank line ends. */
   private readLine(line: string, parts: AnswerPart[]): void {
     const { state } = this;
-    if (line === '') {
-      const data = state.data;
-      state.data = null;
-      if (data === null || data === '[DONE]' || state.failure !== null) return;
-      try {
-        this.readEvent(data, parts);
-      } catch (error) {
-        state.failure = error as Error;
-      }
-      return;
+    const data = this.events.line(line);
+    if (data === null || data === '[DONE]' || state.failure !== null) return;
+    try {
+      this.readEvent(data, parts);
+    } catch (error) {
+      state.failure = error as Error;
     }
-    if (!line.startsWith('data:')) return;
-    const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
-    state.data = state.data === null ? value : `${state.data}\n${value}`;
   }
 
   /**

@@ -1,7 +1,7 @@
 // The lines of a Server-Sent Events stream as its pieces arrive (LF or CR LF ends), for the lean
 // clients' stream readers (OpenAI's chunks, Anthropic's events): an unfinished line waits for the
 // next piece, is looked at only where new text arrived (no rescan of a long line), and is refused
-// past `maxStreamLineChars` instead of growing without bound.
+// past `maxStreamLineChars` instead of growing without bound; and the data of the events they make.
 import { JSONParseError } from '@ai-sdk/provider';
 
 /** Longest line of a stream kept while waiting for its end. */
@@ -43,5 +43,25 @@ export class SseLines {
     if (this.rest !== '') line(this.rest);
     this.rest = '';
     line('');
+  }
+}
+
+/** The data of a stream's events, line by line: `data:` lines gather, a blank line ends an event. */
+export class SseData {
+  /** Text of the `data:` lines of the event being read. */
+  private data: string | null = null;
+
+  /** The data of the event this line ends (null: it ends none, or that event had no data). */
+  line(line: string): string | null {
+    if (line === '') {
+      const data = this.data;
+      this.data = null;
+      return data;
+    }
+    if (line.startsWith('data:')) {
+      const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+      this.data = this.data === null ? value : `${this.data}\n${value}`;
+    }
+    return null;
   }
 }

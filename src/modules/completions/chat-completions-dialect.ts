@@ -5,6 +5,7 @@
 import {
   checkToolFields,
   maxSchemaText,
+  openAiUsage,
   turnOfMessage,
   type MessageInput,
   type ToolFieldsInput,
@@ -127,18 +128,7 @@ export function completionId(messageId: string): string {
 }
 
 export function usageJson(outcome: Pick<ChatOutcome, 'usage'>) {
-  const { usage } = outcome;
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    ...(usage.cachedTokens === undefined
-      ? {}
-      : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
-    ...(usage.reasoningTokens === undefined
-      ? {}
-      : { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
-  };
+  return openAiUsage(outcome.usage);
 }
 
 /** The conversation's ids, added to an answer that was stored (nothing for a stateless one). */

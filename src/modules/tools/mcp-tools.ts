@@ -1,8 +1,8 @@
 // An MCP server as a tool source: what is known without the SDK — where a server is, its tools as
 // listed, and the lists kept a while per account, URL and credentials, so a run whose list is
 // cached connects only when the model calls a tool. The session over the official SDK's Client
-// (./mcp-session.ts) is loaded on first use (by ./tool-sources.ts): the SDK and its schemas take ~25 MiB that a service
-// without MCP tool sources never needs.
+// (./mcp-session.ts) is loaded on first use (by ./tool-sources.ts): the SDK and its schemas take
+// ~25 MiB that a service without MCP tool sources never needs.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { FetchFunction } from '../../net/policy-fetch.js';
