@@ -20,6 +20,7 @@ export const cleanProcessFiles = [
   'test/http/mcp-answers.test.ts',
   'test/http/no-growth.test.ts',
   'test/http/robustness.test.ts',
+  'test/http/telemetry.test.ts',
   'test/http/tool-agent-safety.test.ts',
   'test/realtime/no-growth.test.ts',
 ];

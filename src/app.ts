@@ -19,6 +19,7 @@ import { docsPrefix, registerOpenApi } from './http/openapi.js';
 import { installInputSafety } from './http/input-safety.js';
 import { installHttpMetrics } from './http/metrics.js';
 import { installRequestLog } from './http/request-log.js';
+import { installServerSpans } from './http/server-spans.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { ErrorBodySchema } from './http/schemas/common.js';
 import type { App } from './http/types.js';
@@ -54,6 +55,7 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     void reply.header('x-request-id', request.id);
     done();
   });
+  installServerSpans(app);
   installRequestLog(app, config.server.requestLogSample);
   installHttpMetrics(app, services.metrics);
   closeAnsweredUpgrades(app);

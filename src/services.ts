@@ -25,6 +25,7 @@ import {
   type Engines,
   type Wiring,
 } from './service-modules.js';
+import { startTelemetry } from './telemetry/otel-runtime.js';
 
 export type { ServiceContainer, ServiceOverrides, Services } from './service-container.js';
 
@@ -69,6 +70,10 @@ async function wireServices(
   overrides: ServiceOverrides,
   closers: Closers,
 ): Promise<ServiceContainer> {
+  // First started, last stopped: what the others' closing does is still traced and flushed.
+  if (config.telemetry.enabled) {
+    closers.add('telemetry', await startTelemetry(config.telemetry, logger));
+  }
   const { storage, redis } = await openStores(config, logger, overrides, closers);
   const now = overrides.now ?? Date.now;
   const wiring: Wiring = { config, logger, overrides, closers, storage, redis, now };

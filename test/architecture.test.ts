@@ -58,13 +58,13 @@ function layerOf(relative: string): number {
   if (top === 'http') return 4;
   if (['errors', 'validation'].includes(top) || ['ids.ts', 'runtime-paths.ts'].includes(relative))
     return 0;
-  if (['models', 'storage', 'text', 'audio', 'net'].includes(top)) return 1;
+  if (['models', 'storage', 'text', 'audio', 'net', 'telemetry'].includes(top)) return 1;
   return 2; // the domain: one folder per feature
 }
 
 const layerNames = [
   'errors/validation/ids/runtime-paths/config kit',
-  'models/storage/text/audio/net',
+  'models/storage/text/audio/net/telemetry',
   'domain',
   '',
   'http/config',

@@ -39,6 +39,18 @@ export interface SecretSource {
   get(name: string): string | undefined;
 }
 
+/**
+ * OpenTelemetry, from its standard variables (`OTEL_*`): the SDK itself reads the rest (protocol,
+ * sampler, headers, …) when it is started.
+ */
+export interface TelemetrySettings {
+  readonly enabled: boolean;
+  /** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`: prompts and answers on spans. */
+  readonly captureMessageContent: boolean;
+  /** `OTEL_SERVICE_NAME`, else the service's own name. */
+  readonly serviceName: string;
+}
+
 export interface AppConfig {
   readonly serviceName: string;
   readonly version: string;
@@ -259,4 +271,6 @@ export interface AppConfig {
   /** Prompt templates added (or redefined) by the config file; the built-in ones come on top. */
   readonly templates: readonly TemplateDefinition[];
   readonly secrets: SecretSource;
+  /** OpenTelemetry traces and metrics (the `OTEL_*` variables). */
+  readonly telemetry: TelemetrySettings;
 }

@@ -31,6 +31,7 @@ import { readRedisEnv, redisConfig } from './redis-config.js';
 import { readSecretsEnv, secretsConfig } from './secrets-config.js';
 import { readServerEnv, serverConfig } from './server-config.js';
 import { textConfig } from './text-config.js';
+import { telemetrySettings } from './telemetry-config.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -105,6 +106,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     ...service,
     database: databaseConfig(fromEnv.database, settings.file, cwd),
     ...features,
+    telemetry: telemetrySettings(env, packageInfo.name),
   };
   return deepFreeze(config);
 }

@@ -24,6 +24,7 @@ import type { LocalEngine } from './local/local-engine.js';
 import { imageFetcherFromConfig } from './providers/fetched-images.js';
 import { createRemoteChatModel, createRemoteEmbeddingModel } from './providers/remote-models.js';
 import type { ChatModel, EmbeddingModel } from './spec.js';
+import { tracedChatModel, tracedEmbeddingModel } from '../telemetry/gen-ai-calls.js';
 
 /** The interface a model of each kind implements. */
 export interface ModelOfKind {
@@ -80,30 +81,36 @@ export interface ModelKindEntry<K extends ModelType> {
   configuredDefault?(config: AppConfig): string | null;
 }
 
+function chatModelOf(definition: ModelDefinition, context: ModelFactoryContext): ChatModel {
+  const connection = connectionOf(definition);
+  if (connection.kind === 'local') return context.local.chatModel(connection.definition);
+  if (connection.kind === 'engine') throw unsupported(definition, 'chat');
+  return createRemoteChatModel(
+    connection.definition,
+    context.secrets,
+    context.tokens,
+    // Image URLs a provider cannot fetch: fetched under the web agent's address policy.
+    imageFetcherFromConfig(context.config.web),
+  );
+}
+
 export const modelKinds: { readonly [K in ModelType]: ModelKindEntry<K> } = {
   chat: {
     label: 'a chat model',
-    create: (definition, context) => {
-      const connection = connectionOf(definition);
-      if (connection.kind === 'local') return context.local.chatModel(connection.definition);
-      if (connection.kind === 'engine') throw unsupported(definition, 'chat');
-      return createRemoteChatModel(
-        connection.definition,
-        context.secrets,
-        context.tokens,
-        // Image URLs a provider cannot fetch: fetched under the web agent's address policy.
-        imageFetcherFromConfig(context.config.web),
-      );
-    },
+    // Each traced (when telemetry runs): a deployment's calls too, as its own upstream.
+    create: (definition, context) => tracedChatModel(chatModelOf(definition, context), definition),
     configuredDefault: (config) => config.models.defaultModel,
   },
   embedding: {
     label: 'an embedding model',
     create: (definition, context) => {
       const connection = connectionOf(definition);
-      if (connection.kind === 'local') return context.local.embeddingModel(connection.definition);
       if (connection.kind === 'engine') throw unsupported(definition, 'embedding');
-      return createRemoteEmbeddingModel(connection.definition, context.secrets);
+      const model =
+        connection.kind === 'local'
+          ? context.local.embeddingModel(connection.definition)
+          : createRemoteEmbeddingModel(connection.definition, context.secrets);
+      return tracedEmbeddingModel(model, definition);
     },
     unavailability: (definition) =>
       definition.provider === 'anthropic'

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
+import { errorTypeOf, upstreamAttempt } from '../../telemetry/gen-ai-calls.js';
 
 /** The connection pools every upstream call shares (the AI SDK's and the lean path's). */
 export const keepAliveAgents = {
@@ -46,6 +47,8 @@ export function keepAliveFetch(
   const client = url.protocol === 'https:' ? https : http;
   // Compressed answers would need decoding that the global fetch does and this does not.
   const headers = { 'accept-encoding': 'identity', ...headerRecord(init.headers) };
+  // The attempt's span, when a traced model call made this request (its traceparent goes along).
+  const attempt = upstreamAttempt(url, headers);
 
   return new Promise<Response>((resolve, reject) => {
     const outgoing = client.request(
@@ -58,6 +61,7 @@ export function keepAliveFetch(
       },
       (incoming) => {
         const status = incoming.statusCode ?? 0;
+        if (status >= 400) attempt?.failed(String(status));
         if (status >= 300 && status < 400 && incoming.headers.location !== undefined) {
           incoming.resume();
           resolve(fetch(input, init));
@@ -74,6 +78,7 @@ export function keepAliveFetch(
       },
     );
     outgoing.on('error', (error: Error) => {
+      attempt?.failed(errorTypeOf(error));
       // The AI SDK recognises aborts by name, and connection failures by undici's TypeError.
       if (error.name === 'AbortError') reject(error);
       else reject(new TypeError('fetch failed', { cause: error }));

@@ -10,6 +10,7 @@ import { APICallError } from '@ai-sdk/provider';
 import type { CallLimits } from '../upstream/call-limits.js';
 import { withRetries } from '../upstream/retry.js';
 import { keepAliveAgents } from './keep-alive-fetch.js';
+import { errorTypeOf, upstreamAttempt } from '../../telemetry/gen-ai-calls.js';
 
 /** Largest whole (not streamed) answer read; a larger one is refused, not buffered. */
 export const maxAnswerBytes = 16 * 1024 * 1024;
@@ -101,6 +102,7 @@ const bearerHeaders = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` }
 /** One upstream's /chat/completions, reached over a pooled keep-alive connection. */
 export class UpstreamConnection {
   readonly url: string;
+  private readonly target: URL;
   private readonly client: typeof http | typeof https;
   private readonly requestOptions: http.RequestOptions;
 
@@ -112,6 +114,7 @@ export class UpstreamConnection {
     const base = (baseUrl ?? '').replace(/\/+$/, '');
     this.url = `${base}${endpoint.path ?? '/chat/completions'}`;
     const url = new URL(this.url);
+    this.target = url;
     const secure = url.protocol === 'https:';
     this.client = secure ? https : http;
     this.requestOptions = {
@@ -136,23 +139,27 @@ export class UpstreamConnection {
     limits: CallLimits,
     headers: Readonly<Record<string, string>>,
   ): Promise<IncomingMessage> {
+    const sent: Record<string, string> = {
+      ...headers,
+      ...(this.requestOptions.headers as Record<string, string>),
+      'content-length': String(Buffer.byteLength(body)),
+    };
+    // The attempt's span, when the call is traced (its traceparent goes into the headers).
+    const attempt = upstreamAttempt(this.target, sent);
     return new Promise((resolve, reject) => {
       const outgoing = this.client.request(
-        {
-          ...this.requestOptions,
-          headers: {
-            ...headers,
-            ...this.requestOptions.headers,
-            'content-length': Buffer.byteLength(body),
-          },
-        },
+        { ...this.requestOptions, headers: sent },
         (incoming) => {
           const status = incoming.statusCode ?? 0;
           if (status >= 200 && status < 300) resolve(incoming);
-          else rejectWithErrorAnswer(incoming, this.url, reject);
+          else {
+            attempt?.failed(String(status));
+            rejectWithErrorAnswer(incoming, this.url, reject);
+          }
         },
       );
       outgoing.on('error', (error: Error) => {
+        attempt?.failed(errorTypeOf(error));
         if (limits.stopped) {
           reject(error);
           return;

@@ -26,6 +26,10 @@ import type { AgentService } from './agent-service.js';
 import { requireSchema } from '../../validation/schema-validator.js';
 import { AgentInputMismatch, findInputMismatch } from './agent-input.js';
 import { assertSafeKeys, assertSafeTopLevelKeys } from '../../validation/safe-keys.js';
+import { agentRunAttributes, traceOperation } from '../../telemetry/operation-spans.js';
+import { AgentRunError, RunLeftRunning } from './agent-run-errors.js';
+
+export { AgentRunError, RunLeftRunning } from './agent-run-errors.js';
 
 export interface AgentRun {
   result: Record<string, unknown>;
@@ -78,26 +82,6 @@ export function runAttributionOf(
     route,
     executionId: execution.id,
   };
-}
-
-/** A run that failed, with what it had cost until then. */
-export class AgentRunError extends Error {
-  constructor(
-    readonly error: ExecutionError,
-    readonly tokensUsed: number,
-    readonly executionTimeMs: number,
-    readonly aborted: boolean,
-  ) {
-    super(error.message);
-    this.name = 'AgentRunError';
-  }
-}
-
-/** A continued run stopped because this instance stops: it is left for another instance. */
-export class RunLeftRunning extends Error {
-  constructor() {
-    super('the run was left running for another instance');
-  }
 }
 
 export interface AgentExecutorOptions {
@@ -196,20 +180,28 @@ export class AgentExecutor {
     );
     const started = this.now();
     try {
-      const result = await type.run(
-        {
-          agent,
-          callerAccountId,
-          models,
-          signal,
-          text: this.options.text ?? inlineTextWork,
-          steps: options.steps ?? memoryStepLog(this.options.executions),
-          depth: options.depth ?? 0,
-        },
-        agent.configuration,
-        input,
-        parameters,
+      const work = () =>
+        type.run(
+          {
+            agent,
+            callerAccountId,
+            models,
+            signal,
+            text: this.options.text ?? inlineTextWork,
+            steps: options.steps ?? memoryStepLog(this.options.executions),
+            depth: options.depth ?? 0,
+          },
+          agent.configuration,
+          input,
+          parameters,
+        );
+      const attributes = agentRunAttributes(
+        agent,
+        callerAccountId,
+        options.model,
+        options.attribution?.executionId,
       );
+      const result = await traceOperation('invoke_agent', agent.name, attributes, work);
       return { result, tokensUsed: models.tokensUsed, executionTimeMs: this.now() - started };
     } catch (error) {
       // A pause is not a failure: the caller records it, and the run goes on once decided.

@@ -14,6 +14,7 @@ import type { KnowledgeBase, KnowledgeDocument } from './knowledge-base.js';
 import type { DocumentStore } from './document-store.repository.js';
 import type { KnowledgeRepository, Page } from './knowledge.repository.js';
 import { neverAborted } from './limits.js';
+import { traceOperation } from '../../telemetry/operation-spans.js';
 
 export interface CreateKnowledgeBaseInput {
   name: string;
@@ -167,6 +168,16 @@ export class KnowledgeService {
     query: string,
     options: SearchOptions = {},
   ): Promise<SearchResult> {
-    return this.hybridSearch.search(accountId, kbIds, query, options);
+    return traceOperation(
+      'retrieval',
+      kbIds.join(','),
+      {
+        'gen_ai.data_source.id': kbIds.join(','),
+        'platform.account.id': accountId,
+        'gen_ai.request.top_k': options.topK,
+      },
+      () => this.hybridSearch.search(accountId, kbIds, query, options),
+      (result) => ({ attributes: { 'platform.retrieval.results': result.results.length } }),
+    );
   }
 }

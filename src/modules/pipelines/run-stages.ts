@@ -21,6 +21,7 @@ import {
   type StopReason,
 } from './pipeline-run.js';
 import { StageRun } from './stage-run.js';
+import { traceOperation } from '../../telemetry/operation-spans.js';
 
 /** A run to carry out: its execution and stages, what stops it, and when it started. */
 export interface StagedRun {
@@ -128,7 +129,27 @@ async function advance(
  * Carries out the run's stages in order until one fails, then records how the run ended. Throws
  * RunHandedOver, leaving the run running, when this instance stops (`stopReason` handover).
  */
-export async function runStages(context: RunContext, run: StagedRun): Promise<PipelineRunResult> {
+export function runStages(context: RunContext, run: StagedRun): Promise<PipelineRunResult> {
+  return traceOperation(
+    'invoke_workflow',
+    run.pipelineId,
+    {
+      'platform.pipeline.id': run.pipelineId,
+      'platform.execution.id': run.execution.id,
+      'platform.account.id': run.execution.accountId,
+    },
+    () => runTracedStages(context, run),
+    (result) => ({
+      attributes: {
+        'platform.execution.status': result.execution.status,
+        'platform.pipeline.stages_completed': result.stagesCompleted,
+      },
+      errorType: result.execution.status === 'failed' ? 'run_failed' : null,
+    }),
+  );
+}
+
+async function runTracedStages(context: RunContext, run: StagedRun): Promise<PipelineRunResult> {
   const tally: Tally = { outputs: new Map(), tokensUsed: 0, completed: 0, last: {} };
   let failure = await refuseStoredNames(context, run.execution, run.stages);
   for (const planned of failure === null ? run.stages : []) {

@@ -14,6 +14,7 @@ import type { ToolArguments } from '../../tools/tool-arguments.js';
 import type { ToolBox, ToolOutcome, ToolSpec } from '../../tools/tool.js';
 import { AwaitingApproval, type AgentRunContext, type StepLog } from '../agent-type.js';
 import { refusedCallsNote, replaySteps, workedMs, type PendingCall } from './tool-replay.js';
+import { traceToolCall } from '../../../telemetry/operation-spans.js';
 
 /** What the loop may spend, and how many calls one turn may have made. */
 export interface ToolLoopSettings {
@@ -344,7 +345,7 @@ export class ToolLoop {
     const budget = this.budgetSignal();
     let outcome: ToolOutcome;
     try {
-      outcome = await this.box.call(spec.name, args, budget.signal);
+      outcome = await traceToolCall(this.box, spec.name, call.id, args, budget.signal);
     } catch (error) {
       if (this.context.signal.aborted) {
         // Stopped mid-call (the client left, or this instance stops): the next sitting asks.
