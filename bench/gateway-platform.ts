@@ -19,6 +19,8 @@ export interface GatewayPlatformOptions {
   env?: Record<string, string>;
   /** Node's own arguments (a profiler's), before the script. */
   nodeArgs?: string[];
+  /** The service's entry (default `dist/main.js`; another build's, to compare with it). */
+  script?: string;
 }
 
 export async function startGatewayPlatform(
@@ -54,7 +56,7 @@ export async function startGatewayPlatform(
   const base = `http://127.0.0.1:${port}`;
   const server = await startServer(
     process.execPath,
-    [...(options.nodeArgs ?? []), 'dist/main.js'],
+    [...(options.nodeArgs ?? []), options.script ?? 'dist/main.js'],
     {
       PORT: String(port),
       DATABASE_URL: `sqlite:${path.join(directory, `${name}.db`)}`,

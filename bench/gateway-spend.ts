@@ -8,19 +8,30 @@ import { Agent, request } from 'node:http';
 import { startGatewayPlatform } from './gateway-platform.js';
 import { cpuMs, machine, stopProcess, writeResults } from './support.js';
 
-const rounds = Number(process.env.BENCH_SPEND_ROUNDS ?? 20);
-const requestsPerRound = Number(process.env.BENCH_SPEND_REQUESTS_PER_ROUND ?? 300);
-const pairs = Number(process.env.BENCH_SPEND_PAIRS ?? 4);
+export const rounds = Number(process.env.BENCH_SPEND_ROUNDS ?? 20);
+export const requestsPerRound = Number(process.env.BENCH_SPEND_REQUESTS_PER_ROUND ?? 300);
+export const pairs = Number(process.env.BENCH_SPEND_PAIRS ?? 4);
 const warmUpRounds = Number(process.env.BENCH_SPEND_WARM_UP_ROUNDS ?? 8);
 export const spendTarget = 1.1;
 
-interface Platform {
+export interface Platform {
   pid: number;
   base: string;
   key: string;
 }
 
+/** A started platform process and what calls it. */
+export interface Started {
+  platform: Platform;
+  server: ChildProcess;
+}
+
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** Closes the benchmark client's connections (at the end of a section). */
+export function closeClient(): void {
+  agent.destroy();
+}
 
 function post(url: string, key: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -45,7 +56,11 @@ function post(url: string, key: string, body: string): Promise<number> {
   });
 }
 
-async function json(url: string, key: string, body: unknown): Promise<Record<string, unknown>> {
+export async function json(
+  url: string,
+  key: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -112,7 +127,7 @@ async function run(platform: Platform, stream: boolean): Promise<void> {
  * requests — the ledger's flush up to 250 ms later, while the other platform is called — is
  * counted with them.
  */
-class CpuAccount {
+export class CpuAccount {
   private last: number;
   private pending: 'plain' | 'streamed' | null = null;
   readonly ms = { plain: 0, streamed: 0 };
@@ -177,22 +192,27 @@ export function pinOthers(pid: number): void {
   pin(pid, 0);
 }
 
-/** Starts a pair of platforms, measures them in turns, and stops them. */
-async function measurePair(
-  directory: string,
-  name: string,
-  upstreamUrl: string,
-  adminKey: string,
-  meteredFirst: boolean,
-): Promise<Totals> {
+/** CPU ms of two platforms over the same requests, plain and streamed. */
+export interface TwoTotals {
+  a: { plain: number; streamed: number };
+  b: { plain: number; streamed: number };
+}
+
+/**
+ * Starts two platforms (`b` first when `bFirst`), measures them in turns on one core, and stops
+ * them: a warm-up, then `rounds` rounds of plain and streamed segments, alternating which goes first.
+ */
+export async function measureTwo(
+  startA: () => Promise<Started>,
+  startB: () => Promise<Started>,
+  bFirst: boolean,
+): Promise<TwoTotals> {
   // Which starts first alternates from pair to pair: of two processes of the same build (both
   // unmetered), the one started second used 1-4 % more CPU per request in three runs here.
-  const start = (metered: boolean) =>
-    startPlatform(directory, `${name}-${metered ? 'on' : 'off'}`, upstreamUrl, adminKey, metered);
-  const first = await start(meteredFirst);
-  const second = await start(!meteredFirst);
-  const [unmetered, metered] = meteredFirst ? [second, first] : [first, second];
-  const servers = [unmetered, metered];
+  const first = await (bFirst ? startB : startA)();
+  const second = await (bFirst ? startA : startB)();
+  const [a, b] = bFirst ? [second, first] : [first, second];
+  const servers = [a, b];
   for (const { server } of servers) pin(server.pid!, serverCore);
   try {
     const accounts = new Map(servers.map(({ platform }) => [platform, new CpuAccount(platform)]));
@@ -216,13 +236,24 @@ async function measurePair(
     // The last segments' flushes.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const account of accounts.values()) account.read();
-    const on = accounts.get(metered.platform)!.ms;
-    const off = accounts.get(unmetered.platform)!.ms;
-    const totals = { up: off.plain, mp: on.plain, us: off.streamed, ms: on.streamed };
-    return totals;
+    return { a: accounts.get(a.platform)!.ms, b: accounts.get(b.platform)!.ms };
   } finally {
     for (const { server } of servers) await stopProcess(server);
   }
+}
+
+/** Starts a pair of platforms, unmetered and metered, measures them in turns, and stops them. */
+async function measurePair(
+  directory: string,
+  name: string,
+  upstreamUrl: string,
+  adminKey: string,
+  meteredFirst: boolean,
+): Promise<Totals> {
+  const start = (metered: boolean) => () =>
+    startPlatform(directory, `${name}-${metered ? 'on' : 'off'}`, upstreamUrl, adminKey, metered);
+  const { a: off, b: on } = await measureTwo(start(false), start(true), meteredFirst);
+  return { up: off.plain, mp: on.plain, us: off.streamed, ms: on.streamed };
 }
 
 /**
@@ -255,7 +286,7 @@ export async function measureSpendOverhead(
       all.ms += totals.ms;
     }
   } finally {
-    agent.destroy();
+    closeClient();
   }
   const requests = pairs * rounds * requestsPerRound;
   return {

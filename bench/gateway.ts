@@ -30,6 +30,7 @@ import {
   stopProcess,
   writeResults,
 } from './support.js';
+import { measureTracing } from './gateway-tracing.js';
 
 const sequentialRounds = Number(process.env.BENCH_ROUNDS ?? 20);
 const requestsPerRound = Number(process.env.BENCH_REQUESTS_PER_ROUND ?? 100);
@@ -256,6 +257,13 @@ export async function runGatewayBenchmark(): Promise<void> {
         `${upstreamUrl}/models`,
       ),
     );
+    if (process.env.BENCH_GATEWAY_PART === 'tracing') {
+      // Only the tracing section (results in gateway-tracing.{json,md}).
+      pinOthers(process.pid);
+      pinOthers(servers[0]!.pid!);
+      await measureTracing(directory, upstreamUrl, adminKey);
+      return;
+    }
     if (process.env.BENCH_GATEWAY_PART === 'spend') {
       // Only the spend section (results in gateway-spend.{json,md}).
       pinOthers(process.pid);
