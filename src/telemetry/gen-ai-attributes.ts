@@ -64,7 +64,10 @@ export function modelAttributes(operation: Operation, definition: ModelDefinitio
   };
 }
 
-export function requestAttributes(request: GenerationRequest, stream: boolean): Attributes {
+export function requestAttributes(
+  request: Pick<GenerationRequest, 'maxTokens' | 'temperature' | 'params' | 'attribution'>,
+  stream: boolean,
+): Attributes {
   const attributes: Attributes = {
     'gen_ai.request.max_tokens': request.maxTokens,
     'gen_ai.request.stream': stream,

@@ -284,3 +284,31 @@ export function tracedEmbeddingModel(
     },
   };
 }
+
+/** A model call traced by hand (a pass-through that is no ChatModel): what its caller reports. */
+export interface TracedCall {
+  /** Runs `work` (that makes the call's HTTP requests) in the call's context. */
+  within<T>(work: () => T): T;
+  contentSeen(): void;
+  succeeded(finishReason: string, usage: TokenUsage): void;
+  failed(error: unknown): void;
+}
+
+/** Begins tracing one chat call of `definition`; null when telemetry does not run. */
+export function traceChatCall(
+  definition: ModelDefinition,
+  request: Pick<GenerationRequest, 'maxTokens' | 'temperature' | 'params' | 'attribution'>,
+  stream: boolean,
+): TracedCall | null {
+  const rt = telemetry();
+  if (rt === null) return null;
+  const base = modelAttributes('chat', definition);
+  const attributes = { ...base, ...requestAttributes(request, stream) };
+  const call = new GenAiCall(rt, `chat ${String(base['gen_ai.request.model'])}`, attributes, base);
+  return {
+    within: (work) => rt.api.context.with(call.context, work),
+    contentSeen: () => call.contentSeen(),
+    succeeded: (finishReason, usage) => call.succeeded(finishReason, usage, null),
+    failed: (error) => call.failed(error),
+  };
+}

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flushTelemetry, telemetry } from '../../src/telemetry/otel-runtime.js';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
 import { allDialects } from '../support/dialects.js';
+import { startFakeVendor, type FakeVendor } from '../support/fake-vendors.js';
 import {
   startOtlpReceiver,
   type OtlpReceiver,
@@ -48,6 +49,7 @@ function clientTrace() {
 
 describe.each(setups)('OpenTelemetry over $protocol on $dialect.name', (setup) => {
   let receiver: OtlpReceiver;
+  let anthropic: FakeVendor;
   let harness: ChatHarness;
   let baseUrl: string;
 
@@ -85,12 +87,29 @@ describe.each(setups)('OpenTelemetry over $protocol on $dialect.name', (setup) =
     // The SDK reads its variables from the process, as in production; the service's gate reads
     // the same ones from its configuration's environment.
     Object.assign(process.env, env);
-    harness = await startChatHarness({ dialect: setup.dialect, env });
+    anthropic = await startFakeVendor('anthropic');
+    harness = await startChatHarness({
+      dialect: setup.dialect,
+      env: { ...env, ANTHROPIC_FAKE_KEY: anthropic.apiKey },
+      extraModels: [
+        {
+          name: 'claude-fake',
+          provider: 'anthropic',
+          model: 'claude-sonnet-4-5',
+          base_url: anthropic.baseUrl,
+          api_key_env: 'ANTHROPIC_FAKE_KEY',
+          max_tokens: 512,
+          context_length: 100_000,
+          max_retries: 0,
+        },
+      ],
+    });
     await harness.app.listen({ port: 0, host: '127.0.0.1' });
     baseUrl = `http://127.0.0.1:${(harness.app.server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
     await harness?.close();
+    await anthropic?.close();
     await receiver?.close();
     for (const name of otelVariables) delete process.env[name];
   });
@@ -221,6 +240,48 @@ describe.each(setups)('OpenTelemetry over $protocol on $dialect.name', (setup) =
       `00-${client.traceId}-${failed.spanId}-01`,
       `00-${client.traceId}-${answered.spanId}-01`,
     ]);
+  });
+
+  it('traces Anthropic’s Messages API passed through, whole and streamed', async () => {
+    anthropic.reset();
+    anthropic.enqueue(
+      { kind: 'reply', text: 'Hello there.', inputTokens: 12, outputTokens: 3 },
+      { kind: 'reply', text: 'Hello again, friend.', inputTokens: 14, outputTokens: 4 },
+    );
+    const client = clientTrace();
+    for (const stream of [false, true]) {
+      const response = await post(
+        '/v1/messages',
+        {
+          model: 'claude-fake',
+          max_tokens: 100,
+          temperature: 0.5,
+          stream,
+          messages: [{ role: 'user', content: 'Hello' }],
+        },
+        client.traceparent,
+      );
+      expect(response.status).toBe(200);
+      await response.text();
+    }
+    const chats = (await traceOf(client.traceId)).filter((span) => span.kind === CLIENT);
+    expect(chats.map((span) => span.name)).toEqual([
+      'chat claude-sonnet-4-5',
+      'chat claude-sonnet-4-5',
+    ]);
+    for (const chat of chats) {
+      expect(chat.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.temperature': 0.5,
+        'gen_ai.request.max_tokens': 100,
+        'gen_ai.response.finish_reasons': ['end_turn'],
+      });
+      expect(chat.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(2);
+    }
+    expect(anthropic.requests.map((request) => request.headers.traceparent).toSorted()).toEqual(
+      chats.map((span) => `00-${client.traceId}-${span.spanId}-01`).toSorted(),
+    );
   });
 
   it('nests a pipeline’s agent, its model calls, its tool and the knowledge search it makes', async () => {

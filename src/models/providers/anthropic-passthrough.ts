@@ -8,7 +8,7 @@
 // own body and is relayed. Each call is reported to the model-call observer (the metrics) with
 // the usage Anthropic metered, as the registry's models are.
 import type { IncomingMessage } from 'node:http';
-import { APICallError, JSONParseError } from '@ai-sdk/provider';
+import { APICallError } from '@ai-sdk/provider';
 import type { RemoteModelDefinition } from '../../config/config.js';
 import { AppError } from '../../errors/app-error.js';
 import type { ModelCallObserver, ModelCallRecord } from '../model-call-observer.js';
@@ -28,8 +28,18 @@ import {
 import { CallLimits } from '../upstream/call-limits.js';
 import { RetriesExhaustedError } from '../upstream/retry.js';
 import { UpstreamConnection } from './openai-compatible-connection.js';
-import { SseLines } from './sse-lines.js';
 import { describeUpstreamFailure } from './upstream-failure.js';
+import { traceChatCall, type TracedCall } from '../../telemetry/gen-ai-calls.js';
+import {
+  isObject,
+  noCounts,
+  takeCounts,
+  usageOfCounts,
+  AnthropicEventReader,
+  type PassthroughEvent,
+} from './anthropic-events.js';
+
+export { AnthropicEventReader, usageOfCounts, type PassthroughEvent } from './anthropic-events.js';
 
 /** Where provider `anthropic` is reached when its definition names no base URL. */
 export const anthropicBaseUrl = 'https://api.anthropic.com/v1';
@@ -56,53 +66,6 @@ export interface PassthroughCall {
   readonly countInput: () => Promise<number>;
 }
 
-/** One event of Anthropic's stream: its `event:` name and its parsed `data:`. */
-export interface PassthroughEvent {
-  readonly event: string;
-  readonly data: Json;
-}
-
-/** Token counts as Anthropic reports them (input excludes the cache's reads and writes). */
-interface AnthropicCounts {
-  input: number;
-  output: number;
-  cacheRead: number | undefined;
-  cacheCreation: number | undefined;
-}
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const count = (value: unknown): number | undefined =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-
-/** Takes the counts a `usage` object reports, leaving the others as they were. */
-function takeCounts(counts: AnthropicCounts, usage: unknown): void {
-  if (!isObject(usage)) return;
-  counts.input = count(usage.input_tokens) ?? counts.input;
-  counts.output = count(usage.output_tokens) ?? counts.output;
-  counts.cacheRead = count(usage.cache_read_input_tokens) ?? counts.cacheRead;
-  counts.cacheCreation = count(usage.cache_creation_input_tokens) ?? counts.cacheCreation;
-}
-
-/** The platform's usage (OpenAI's reading: the prompt includes what the cache served). */
-export function usageOfCounts(counts: AnthropicCounts): TokenUsage {
-  const promptTokens = counts.input + (counts.cacheRead ?? 0) + (counts.cacheCreation ?? 0);
-  return {
-    promptTokens,
-    completionTokens: counts.output,
-    ...(counts.cacheRead === undefined ? {} : { cachedTokens: counts.cacheRead }),
-    ...(counts.cacheCreation === undefined ? {} : { cacheWriteTokens: counts.cacheCreation }),
-  };
-}
-
-const noCounts = (): AnthropicCounts => ({
-  input: 0,
-  output: 0,
-  cacheRead: undefined,
-  cacheCreation: undefined,
-});
-
 /**
  * Anthropic's 400 (413, 422) refusing the client's own body, as a 400 relaying its message (the
  * client wrote what it refuses); null for any other failure, described as every provider's are,
@@ -126,60 +89,6 @@ export function refusalOf(modelName: string, error: unknown): AppError | null {
     `Model '${modelName}' (Anthropic) refused the request: ${message.slice(0, maxRelayedMessageChars)}`,
     { cause: error },
   );
-}
-
-/** Reads Anthropic's Server-Sent Events as the socket delivers them: `event:` and `data:` lines. */
-export class AnthropicEventReader {
-  private readonly lines = new SseLines();
-  private name: string | null = null;
-  private data: string | null = null;
-
-  /** The events this piece completed; throws on a line past the bound or data that is not JSON. */
-  read(piece: string): PassthroughEvent[] {
-    const events: PassthroughEvent[] = [];
-    this.lines.split(piece, (line) => this.readLine(line, events));
-    return events;
-  }
-
-  /** The last event, when the stream ended without the blank line after it. */
-  end(): PassthroughEvent[] {
-    const events: PassthroughEvent[] = [];
-    this.lines.end((line) => this.readLine(line, events));
-    return events;
-  }
-
-  private readLine(line: string, events: PassthroughEvent[]): void {
-    if (line === '') {
-      const { name, data } = this;
-      this.name = null;
-      this.data = null;
-      if (data === null) return;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(data);
-      } catch (cause) {
-        throw new JSONParseError({ text: data.slice(0, 200), cause });
-      }
-      if (!isObject(parsed) || typeof parsed.type !== 'string') {
-        throw new JSONParseError({
-          text: data.slice(0, 200),
-          cause: new Error('An event is not an object with a type.'),
-        });
-      }
-      events.push({ event: name ?? parsed.type, data: parsed });
-      return;
-    }
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value =
-      colon === -1
-        ? ''
-        : line.charCodeAt(colon + 1) === 32
-          ? line.slice(colon + 2)
-          : line.slice(colon + 1);
-    if (field === 'event') this.name = value;
-    else if (field === 'data') this.data = this.data === null ? value : `${this.data}\n${value}`;
-  }
 }
 
 /** A model of the `anthropic` provider, spoken to in its own dialect. */
@@ -233,6 +142,26 @@ export class AnthropicPassthrough {
     });
   }
 
+  /** The call's GenAI span (when telemetry runs), from the client's own body. */
+  private traced(call: PassthroughCall, stream: boolean): TracedCall | null {
+    const { body } = call;
+    const number = (value: unknown) => (typeof value === 'number' ? value : undefined);
+    const stop = body.stop_sequences;
+    return traceChatCall(
+      this.definition,
+      {
+        maxTokens: call.maxTokens,
+        temperature: number(body.temperature),
+        params: {
+          top_p: number(body.top_p),
+          ...(Array.isArray(stop) ? { stop: stop.map(String) } : {}),
+        },
+        attribution: call.attribution,
+      },
+      stream,
+    );
+  }
+
   /** The meter's ticket for a call: its budgets reserved (a refusal throws, nothing sent). */
   private ticket(call: PassthroughCall): Promise<MeterTicket> {
     return this.meter.start({
@@ -269,14 +198,17 @@ export class AnthropicPassthrough {
     const ticket = await this.ticket(call);
     const started = performance.now();
     const limits = new CallLimits(call.signal, this.definition.timeoutMs, null);
+    const trace = this.traced(call, false);
     try {
       const { connection } = this;
-      const incoming = await connection.open(
-        this.bodyOf(call),
-        limits,
-        this.definition.maxRetries,
-        this.headersOf(call),
-      );
+      const open = () =>
+        connection.open(
+          this.bodyOf(call),
+          limits,
+          this.definition.maxRetries,
+          this.headersOf(call),
+        );
+      const incoming = await (trace === null ? open() : trace.within(open));
       const raw = await connection.readWhole(incoming);
       let message: unknown;
       try {
@@ -291,10 +223,13 @@ export class AnthropicPassthrough {
       takeCounts(counts, message.usage);
       const usage = usageOfCounts(counts);
       this.report(started, { outcome: 'ok', usage }, ticket);
+      const reason = message.stop_reason;
+      trace?.succeeded(typeof reason === 'string' ? reason : 'end_turn', usage);
       return { message, usage };
     } catch (error) {
       const described = this.explain(limits, error, 'request');
       this.failed(started, described, ticket);
+      trace?.failed(described);
       throw described;
     } finally {
       limits.dispose();
@@ -314,21 +249,25 @@ export class AnthropicPassthrough {
       this.definition.timeoutMs,
       this.definition.idleTimeoutMs,
     );
+    const trace = this.traced(call, true);
     let incoming: IncomingMessage;
     try {
-      incoming = await this.connection.open(
-        this.bodyOf(call),
-        limits,
-        this.definition.maxRetries,
-        this.headersOf(call),
-      );
+      const open = () =>
+        this.connection.open(
+          this.bodyOf(call),
+          limits,
+          this.definition.maxRetries,
+          this.headersOf(call),
+        );
+      incoming = await (trace === null ? open() : trace.within(open));
     } catch (error) {
       const described = this.explain(limits, error, 'request');
       limits.dispose();
       this.failed(started, described, ticket);
+      trace?.failed(described);
       throw described;
     }
-    return this.events(incoming, limits, started, ticket);
+    return this.events(incoming, limits, started, ticket, trace);
   }
 
   private async *events(
@@ -336,8 +275,10 @@ export class AnthropicPassthrough {
     limits: CallLimits,
     started: number,
     ticket: MeterTicket,
+    trace: TracedCall | null,
   ): AsyncGenerator<PassthroughEvent> {
     const counts = noCounts();
+    let stopReason = 'end_turn';
     let finished = false;
     let reported = false;
     try {
@@ -347,8 +288,13 @@ export class AnthropicPassthrough {
         const { data } = event;
         if (data.type === 'message_start' && isObject(data.message)) {
           takeCounts(counts, data.message.usage);
+        } else if (data.type === 'content_block_start') {
+          trace?.contentSeen();
         } else if (data.type === 'message_delta') {
           takeCounts(counts, data.usage);
+          if (isObject(data.delta) && typeof data.delta.stop_reason === 'string') {
+            stopReason = data.delta.stop_reason;
+          }
         } else if (data.type === 'error') {
           const type = isObject(data.error) ? String(data.error.type) : 'error';
           throw new UpstreamError(
@@ -371,16 +317,20 @@ export class AnthropicPassthrough {
       if (!finished) throw new Error('The stream ended before message_stop.');
       reported = true;
       this.report(started, { outcome: 'ok', usage: usageOfCounts(counts) }, ticket);
+      trace?.succeeded(stopReason, usageOfCounts(counts));
     } catch (error) {
       const described = this.explain(limits, error, 'stream');
       reported = true;
       // What the stream reported before it failed is what it used.
       this.failed(started, described, ticket, usageOfCounts(counts));
+      trace?.failed(described);
       throw described;
     } finally {
       // The consumer stopped before the end (after message_stop: the answer was whole), or the
       // client went away.
       if (!reported) {
+        if (finished) trace?.succeeded(stopReason, usageOfCounts(counts));
+        else trace?.failed(new RequestAbortedError());
         this.report(
           started,
           finished ? { outcome: 'ok', usage: usageOfCounts(counts) } : { outcome: 'aborted' },
