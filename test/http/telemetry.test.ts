@@ -400,6 +400,42 @@ describe.each(setups)('OpenTelemetry over $protocol on $dialect.name', (setup) =
   });
 });
 
+describe('OpenTelemetry with message content captured', () => {
+  it('puts the prompt and the answer on the chat span only when the operator opts in', async () => {
+    const receiver = await startOtlpReceiver();
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_NODE_RESOURCE_DETECTORS: 'env',
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+    };
+    Object.assign(process.env, env);
+    const harness = await startChatHarness({ dialect: allDialects[0]!, env });
+    try {
+      const client = clientTrace();
+      const answer = await harness.app.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers: { authorization: `Bearer ${harness.adminKey}`, traceparent: client.traceparent },
+        payload: { model: 'fake-chat', messages: [{ role: 'user', content: 'Name a colour' }] },
+      });
+      expect(answer.statusCode).toBe(200);
+      await flushTelemetry();
+      const chat = receiver.spans.find(
+        (span) => span.traceId === client.traceId && span.kind === CLIENT,
+      );
+      expect(JSON.parse(String(chat?.attributes['gen_ai.input.messages']))).toEqual([
+        { role: 'user', parts: [{ type: 'text', content: 'Name a colour' }] },
+      ]);
+      expect(String(chat?.attributes['gen_ai.output.messages'])).toContain('Name a colour');
+    } finally {
+      await harness.close();
+      await receiver.close();
+      for (const name of Object.keys(env)) delete process.env[name];
+    }
+  });
+});
+
 describe('OpenTelemetry switched off', () => {
   it('starts no SDK without an endpoint, nor when OTEL_SDK_DISABLED is set', async () => {
     const receiver = await startOtlpReceiver();
