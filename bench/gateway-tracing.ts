@@ -177,9 +177,9 @@ ${row(before)}
 
 | | tracing off | tracing on | ratio |
 |---|---:|---:|---:|
-${row(results.on_vs_off!)}
+${row(results.on_vs_off)}
 
-(each pair's ratios: ${results.on_vs_off!.pair_ratios.map((pair) => `${pair.plain} / ${pair.streamed}`).join(', ')};
+(each pair's ratios: ${results.on_vs_off.pair_ratios.map((pair) => `${pair.plain} / ${pair.streamed}`).join(', ')};
 exports the sink received: ${sink.exports()})
 `;
   writeResults('gateway-tracing', { when: new Date().toISOString(), ...results }, markdown);
