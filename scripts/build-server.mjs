@@ -32,6 +32,7 @@ await build({
     'src/audio/audio-worker.ts',
     'src/text-pool/text-worker.ts',
     'src/cli/keys.ts',
+    'src/cli/audit.ts',
     'src/cli/models.ts',
   ],
   outbase: 'src',

@@ -14,6 +14,7 @@ import Fastify, {
 import type { AppConfig } from './config/config.js';
 import { AppError } from './errors/app-error.js';
 import { installAccessControl } from './http/access-control.js';
+import { auditTrailOf, installAuditTrail } from './http/audit-trail.js';
 import { sendError, writeClientError } from './http/error-handler.js';
 import { docsPrefix, registerOpenApi } from './http/openapi.js';
 import { installInputSafety } from './http/input-safety.js';
@@ -75,6 +76,8 @@ export async function buildApp(services: Services, logger: FastifyBaseLogger): P
     registry,
     publicPrefixes: [docsPrefix],
   });
+  // Administrative changes leave their audit records (every module's routes, from the root).
+  installAuditTrail(app, auditTrailOf(services));
   await registerOpenApi(app, config);
 
   // The feature modules' routes, each module in its own encapsulated context under the hooks above,

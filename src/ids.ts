@@ -50,7 +50,9 @@ export type IdPrefix =
   | 'step'
   | 'use'
   | 'bud'
-  | 'rsv';
+  | 'rsv'
+  | 'aud'
+  | 'ssou';
 
 /** 22 base62 characters carry 130 bits. */
 export function newId(prefix: IdPrefix): string {

@@ -47,6 +47,7 @@ import type { RoutingModule } from './modules/routing/module.js';
 import type { LayoutModule } from './modules/layout/module.js';
 import type { UsageLedgerModule, UsageModule } from './modules/usage/module.js';
 import type { BudgetsModule } from './modules/budgets/module.js';
+import type { AuditLog, AuditModule } from './modules/audit/module.js';
 import type { HealthModule } from './modules/health/module.js';
 import type { RoutingService } from './modules/routing/routing-service.js';
 import type { KnowledgeModule } from './modules/knowledge/module.js';
@@ -83,6 +84,8 @@ export interface Services {
   /** The queue of background runs: depth by `counts()`, job outcomes by `onEvent()` (metrics). */
   readonly jobs: JobQueue;
   readonly routing: RoutingService;
+  /** The audit log: administrative changes, hash-chained per account (docs/audit.md). */
+  readonly audit: AuditLog;
   /** The feature modules, whose HTTP plugins app.ts registers (`httpPlugins`). */
   readonly modules: {
     readonly accounts: AccountsModule;
@@ -91,6 +94,7 @@ export interface Services {
     readonly layout: LayoutModule;
     readonly usage: UsageModule;
     readonly budgets: BudgetsModule;
+    readonly audit: AuditModule;
     readonly health: HealthModule;
     readonly conversations: ConversationsModule;
     readonly templates: TemplatesModule;
@@ -174,6 +178,7 @@ export function servicesOf(
     pipelineRunner: pipelines.runner,
     jobs: modules.executions.jobs,
     routing: modules.routing.service,
+    audit: modules.audit.log,
     modules,
     metrics: modules.metrics.metrics,
   };
@@ -210,6 +215,7 @@ export function httpPlugins(
     modules.accounts.authPlugin,
     modules.usage.plugin,
     modules.budgets.plugin,
+    modules.audit.plugin,
     modules.mcp.plugin,
     dashboard,
     modules.voice.plugin,

@@ -14,6 +14,7 @@ import { SpeechEngines } from './models/speech/speech-engines.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { createUsageLedger } from './modules/usage/module.js';
 import { createBudgetsModule } from './modules/budgets/module.js';
+import { createAuditModule } from './modules/audit/module.js';
 import type { AccountsModule } from './modules/accounts/module.js';
 import { Closers } from './lifecycle/closers.js';
 import { servicesOf, type ServiceContainer, type ServiceOverrides } from './service-container.js';
@@ -77,6 +78,10 @@ async function wireServices(
   const { storage, redis } = await openStores(config, logger, overrides, closers);
   const now = overrides.now ?? Date.now;
   const wiring: Wiring = { config, logger, overrides, closers, storage, redis, now };
+  const audit = closers.started(
+    'audit log',
+    createAuditModule({ storage, config: config.audit, logger, now }),
+  );
   const accounts = closers.started(
     'accounts',
     createAccountsModule({
@@ -87,6 +92,8 @@ async function wireServices(
       rateLimitPrefix: overrides.rateLimitPrefix ?? redisName(config, 'rl'),
       logger,
       now,
+      // Single sign-on records its sign-ins there.
+      auditLog: audit.log,
     }),
   );
   const engines = openEngines(wiring, accounts);
@@ -95,6 +102,7 @@ async function wireServices(
   const serving = servingModules(wiring, engines, { ...content, ...runs, accounts });
   const modules = {
     accounts,
+    audit,
     metrics: engines.metrics,
     budgets: engines.budgets,
     ...content,
@@ -108,7 +116,10 @@ async function wireServices(
     localEngine: engines.localEngine,
     instances: runs.executions.instances,
     usageLedger: engines.usage,
-    startBackgroundWork: () => startBackgroundWork(config, engines, logger),
+    startBackgroundWork: () => {
+      audit.startPruning();
+      startBackgroundWork(config, engines, logger);
+    },
     close: () => closers.closeAll(),
   };
 }

@@ -15,6 +15,8 @@ import { RoutingFileSchema } from '../modules/routing/routing.config.js';
 import { TemplatesFileSchema } from '../modules/templates/templates.config.js';
 import { ToolsFileSchema } from '../modules/tools/tools.config.js';
 import { UsageFileSchema } from '../modules/usage/usage.config.js';
+import { AuditFileSchema } from '../modules/audit/audit.config.js';
+import { AuthFileSchema } from '../modules/accounts/sso/sso.config.js';
 import { CacheFileSchema } from './cache-config.js';
 import { SpeechFileSchema } from '../modules/voice/voice.config.js';
 import { checkAgainst, Closed, inFile, type Problems } from './config-kit.js';
@@ -54,6 +56,8 @@ const sections = {
   web: WebFileSchema,
   tools: ToolsFileSchema,
   usage: UsageFileSchema,
+  audit: AuditFileSchema,
+  auth: AuthFileSchema,
   cache: CacheFileSchema,
   routing: RoutingFileSchema,
   speech: SpeechFileSchema,

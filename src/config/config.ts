@@ -1,5 +1,6 @@
 // The typed, frozen configuration every other module receives; built only by load-config.ts.
 import type { FeatureName } from '../modules/health/feature-catalog.js';
+import type { OidcConfig } from '../modules/accounts/sso/sso.config.js';
 import type { CacheConfig } from './cache-config.js';
 import type { SpeechConfig, TemplateDefinition } from './config-sections.js';
 
@@ -143,6 +144,8 @@ export interface AppConfig {
     readonly apiKeySecret: string | null;
     readonly keyCacheTtlMs: number;
     readonly lastUsedWriteIntervalMs: number;
+    /** Single sign-on for the dashboard (`auth.oidc`); null: off. */
+    readonly oidc: OidcConfig | null;
   };
   readonly rateLimits: {
     readonly defaultTier: string;
@@ -187,6 +190,13 @@ export interface AppConfig {
   };
   /** The exact response cache (`cache` in the config file). */
   readonly cache: CacheConfig;
+  /** The audit log (`audit` in the config file). */
+  readonly audit: {
+    /** Days records are kept; null: forever. */
+    readonly retentionDays: number | null;
+    /** How often each instance deletes the records past retention. */
+    readonly pruneIntervalMs: number;
+  };
   /** The usage ledger and the budgets (`usage` in the config file). */
   readonly usage: {
     /** Whether model calls are metered: recorded in the ledger and held to budgets. */

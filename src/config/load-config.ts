@@ -17,6 +17,9 @@ import { routingConfig } from '../modules/routing/routing.config.js';
 import { templatesConfig } from '../modules/templates/templates.config.js';
 import { readToolsEnv, toolsConfig } from '../modules/tools/tools.config.js';
 import { readUsageEnv, usageConfig } from '../modules/usage/usage.config.js';
+import { auditConfig, readAuditEnv } from '../modules/audit/audit.config.js';
+import { oidcConfig } from '../modules/accounts/sso/sso.config.js';
+import { scopes } from '../auth/scopes.js';
 import { cacheConfig } from './cache-config.js';
 import { readSpeechEnv, speechConfig } from '../modules/voice/voice.config.js';
 import { AllowListEntryError, TargetAllowList } from '../net/address-policy.js';
@@ -62,6 +65,7 @@ function readEnvironment(env: Env, problems: Problems) {
     web: readWebEnv(reader),
     tools: readToolsEnv(reader),
     usage: readUsageEnv(reader),
+    audit: readAuditEnv(reader),
     speech: readSpeechEnv(reader, path.delimiter),
     chat: readChatEnv(reader),
   };
@@ -112,16 +116,26 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
 }
 
 /** The service's own sections: server, logging, Redis and jobs, keys and secrets, text workers. */
-function serviceSections({ env, fromEnv, file, cwd, problems }: Composition) {
+function serviceSections(composition: Composition) {
+  const { env, fromEnv, file, cwd, problems } = composition;
   const { server, metrics, webApp } = serverConfig(fromEnv.server, file, { cwd, problems });
   return {
     server: { ...server, ...loggingConfig(fromEnv.logging, file) },
     metrics,
     webApp,
     ...redisConfig(fromEnv.redis, file),
-    ...secretsConfig(fromEnv.secrets, file, env),
+    ...withSingleSignOn(secretsConfig(fromEnv.secrets, file, env), composition),
     text: textConfig(file.text),
   };
+}
+
+/** Single sign-on (`auth.oidc`) beside the keys' own settings in `auth`. */
+function withSingleSignOn<Secrets extends { auth: object }>(
+  secrets: Secrets,
+  { env, file, label, problems }: Composition,
+) {
+  const oidc = oidcConfig(file.auth?.oidc, { label, problems, env, knownScopes: scopes });
+  return { ...secrets, auth: { ...secrets.auth, oidc } };
 }
 
 /** The model catalog and the sections of the feature modules, cross-checked against it. */
@@ -152,6 +166,7 @@ function featureSections(composition: Composition, defaultUserAgent: string) {
     web: webConfig(fromEnv.web, file.web, defaultUserAgent),
     tools: toolsConfig(file.tools),
     usage: usageConfig(fromEnv.usage, file.usage),
+    audit: auditConfig(fromEnv.audit, file.audit),
     cache: cacheConfig(file.cache),
     chat: chatConfig(fromEnv.chat, file.chat),
     knowledge,

@@ -16,10 +16,14 @@ export const errorCatalog = {
   revoked_api_key: { status: 401, type: 'authentication_error' },
   expired_api_key: { status: 401, type: 'authentication_error' },
   invalid_session: { status: 401, type: 'authentication_error' },
+  // Single sign-on: the provider's answer failed a check (state, nonce, issuer, PKCE, signature).
+  sso_failed: { status: 401, type: 'authentication_error' },
   insufficient_permissions: { status: 403, type: 'permission_error' },
   ip_not_allowed: { status: 403, type: 'permission_error' },
   feature_disabled: { status: 403, type: 'permission_error' },
   csrf_failed: { status: 403, type: 'permission_error' },
+  // Single sign-on: the person's claims map to no account or no scope (deny by default).
+  sso_denied: { status: 403, type: 'permission_error' },
   model_forbidden: { status: 403, type: 'permission_error' },
   // A budget applies to the call, and the model has no price for what the call uses.
   unpriced_model: { status: 403, type: 'permission_error' },

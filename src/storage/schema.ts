@@ -12,6 +12,8 @@ import type {
   BudgetsTable,
   BudgetWindowsTable,
 } from './schema-budgets.js';
+import type { AuditChainsTable, AuditRecordsTable } from './schema-audit.js';
+import type { SsoLoginStatesTable, SsoUsersTable } from './schema-sso.js';
 
 /** Booleans are written as 1/0 (accepted by both dialects) and read back as number or boolean. */
 export type BooleanColumn = ColumnType<number | boolean, number, number>;
@@ -379,4 +381,8 @@ export interface DatabaseSchema {
   budgets: BudgetsTable;
   budget_windows: BudgetWindowsTable;
   budget_reservations: BudgetReservationsTable;
+  audit_records: AuditRecordsTable;
+  audit_chains: AuditChainsTable;
+  sso_users: SsoUsersTable;
+  sso_login_states: SsoLoginStatesTable;
 }

@@ -84,7 +84,14 @@ describe.each(allDialects)('access rules on $name', (dialect) => {
       expect(operations.length).toBeGreaterThanOrEqual(8);
       expect(
         operations.filter((operation) => operation.requiredScopes === null).map((o) => o.path),
-      ).toEqual(['/v1/health', '/v1/auth/login']);
+      ).toEqual([
+        '/v1/health',
+        '/v1/auth/login',
+        // Single sign-on: whether it is on, its start and the provider's way back.
+        '/v1/auth/oidc',
+        '/v1/auth/oidc/login',
+        '/v1/auth/oidc/callback',
+      ]);
     });
 
     it('refuses every protected operation without a key (401 missing_api_key)', async () => {

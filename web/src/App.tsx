@@ -32,6 +32,7 @@ const KnowledgePage = lazy(() => import('./pages/knowledge/KnowledgePage'));
 const RoutingPage = lazy(() => import('./pages/routing/RoutingPage'));
 const VoicePage = lazy(() => import('./pages/voice/VoicePage'));
 const UsagePage = lazy(() => import('./pages/UsagePage'));
+const AuditLogPage = lazy(() => import('./pages/AuditLogPage'));
 
 const navigation = [
   { to: '/', label: 'Overview' },
@@ -44,6 +45,7 @@ const navigation = [
   { to: '/routing', label: 'Routing' },
   { to: '/voice', label: 'Voice' },
   { to: '/usage', label: 'Usage' },
+  { to: '/audit-log', label: 'Audit log' },
 ];
 
 function ColorSchemeToggle() {
@@ -81,7 +83,9 @@ function ShellHeader({ opened, onToggle }: { opened: boolean; onToggle: () => vo
       </Group>
       <Group gap="sm" wrap="nowrap">
         <Text size="sm" visibleFrom="sm">
-          {principal?.account.name} · {principal?.key.name} ({principal?.key.display_key})
+          {principal?.user != null
+            ? `${principal.account.name} · ${principal.user.email ?? principal.user.name ?? principal.user.subject} (single sign-on)`
+            : `${principal?.account.name} · ${principal?.key.name} (${principal?.key.display_key})`}
         </Text>
         <ColorSchemeToggle />
         <Button variant="default" onClick={() => void logout()}>
@@ -138,6 +142,7 @@ function PageRoutes() {
         <Route path="/routing" element={<RoutingPage />} />
         <Route path="/voice" element={<VoicePage />} />
         <Route path="/usage" element={<UsagePage />} />
+        <Route path="/audit-log" element={<AuditLogPage />} />
         <Route path="/login" element={<Navigate to="/" replace />} />
         <Route path="*" element={<Text>This page does not exist.</Text>} />
       </Routes>

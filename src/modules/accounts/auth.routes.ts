@@ -11,6 +11,7 @@ import type { Principal } from './authenticator.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { LoginBody, LogoutResponseSchema, MeSchema } from './auth.schemas.js';
 import { csrfTokenFor, type SessionService } from './session-service.js';
+import type { SsoUsersRepository } from './sso/sso-users.repository.js';
 
 export interface AuthRouteServices {
   /** The session cookie's attributes and lifetime. */
@@ -19,6 +20,8 @@ export interface AuthRouteServices {
   readonly loginThrottle: LoginThrottle;
   readonly apiKeys: ApiKeyService;
   readonly accounts: AccountService;
+  /** The people of single sign-on: a session on one's key is theirs (`authenticated_by: sso`). */
+  readonly ssoUsers?: Pick<SsoUsersRepository, 'findUserByKey'>;
 }
 
 /** The session a principal came with, as the answer shows it. */
@@ -44,13 +47,20 @@ async function describePrincipal(
   principal: Principal,
   session: SessionView | null,
 ) {
-  const [key, account] = await Promise.all([
+  const [key, account, user] = await Promise.all([
     services.apiKeys.get(principal.accountId, principal.keyId),
     services.accounts.get(principal.accountId),
+    // An SSO person's key is never handed out: only their sessions use it.
+    session === null ? undefined : services.ssoUsers?.findUserByKey(principal.keyId),
   ]);
   return {
     object: 'principal' as const,
-    authenticated_by: session === null ? ('api_key' as const) : ('session' as const),
+    authenticated_by:
+      session === null
+        ? ('api_key' as const)
+        : user === undefined
+          ? ('session' as const)
+          : ('sso' as const),
     account: { id: account.id, name: account.name, kind: account.kind },
     key: {
       id: key.id,
@@ -60,6 +70,17 @@ async function describePrincipal(
     },
     scopes: [...principal.scopes],
     tier: principal.tier,
+    user:
+      user === undefined
+        ? null
+        : {
+            id: user.id,
+            issuer: user.issuer,
+            subject: user.subject,
+            email: user.email,
+            name: user.name,
+            roles: user.roles,
+          },
     session:
       session === null
         ? null
@@ -146,7 +167,7 @@ function principalRoutes(app: FeatureApp, services: AuthRouteServices): void {
         tags: ['Sessions'],
         summary: 'Who is calling',
         description:
-          'The account, key, scopes and tier of the request, and its session (with its `csrf_token`) when it came with the session cookie. The dashboard calls it on load.',
+          'The account, key, scopes and tier of the request, and its session (with its `csrf_token`) when it came with the session cookie; for a session opened by single sign-on, `authenticated_by: sso` and the person (`user`). The dashboard calls it on load.',
         response: { 200: MeSchema },
       },
     },

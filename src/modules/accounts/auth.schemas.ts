@@ -24,10 +24,27 @@ const SessionInfoSchema = Type.Object({
   }),
 });
 
+const SsoUserSchema = Type.Object({
+  id: Type.String({ description: 'ssou_…' }),
+  issuer: Type.String({ description: "The identity provider's issuer identifier." }),
+  subject: Type.String({ description: "The person's `sub` at the identity provider." }),
+  email: Type.Union([Type.String(), Type.Null()]),
+  name: Type.Union([Type.String(), Type.Null()]),
+  roles: Type.Array(Type.String(), {
+    description: 'The roles their claims named at their last sign-in.',
+  }),
+});
+
 export const MeSchema = Type.Object(
   {
     object: Type.Literal('principal'),
-    authenticated_by: Type.Union([Type.Literal('session'), Type.Literal('api_key')]),
+    authenticated_by: Type.Union(
+      [Type.Literal('session'), Type.Literal('api_key'), Type.Literal('sso')],
+      {
+        description:
+          '`session`: a dashboard session opened with a key; `sso`: one opened by single sign-on (see `user`); `api_key`: the key sent with the request.',
+      },
+    ),
     account: Type.Object({
       id: Type.String(),
       name: Type.String(),
@@ -36,6 +53,9 @@ export const MeSchema = Type.Object(
     key: SessionKeySchema,
     scopes: Type.Array(ScopeSchema),
     tier: Type.String(),
+    user: Type.Union([SsoUserSchema, Type.Null()], {
+      description: 'The person, for a session opened by single sign-on.',
+    }),
     session: Type.Union([SessionInfoSchema, Type.Null()], {
       description: 'The session, when the request came with the session cookie.',
     }),

@@ -135,6 +135,17 @@ export class Authenticator {
     return credential.principal;
   }
 
+  /**
+   * The key and account a presented key names, whatever its state (revoked, expired, refused
+   * address); undefined for a malformed or unknown key. The audit log records failed logins there.
+   */
+  async keyOwner(presented: string): Promise<{ keyId: string; accountId: string } | undefined> {
+    const credential = hasKeyShape(presented) ? await this.lookup(presented) : undefined;
+    return credential === undefined
+      ? undefined
+      : { keyId: credential.record.id, accountId: credential.record.accountId };
+  }
+
   /** How many looked-up keys are cached now (tests: keys presented once do not stay). */
   get cachedKeyCount(): number {
     return this.cache?.size ?? 0;

@@ -21,9 +21,16 @@ import { LoginThrottle } from './login-throttle.js';
 import { RateLimiter, type RateLimitStore } from './rate-limiter.js';
 import { SessionService } from './session-service.js';
 import { SessionsRepository } from './sessions.repository.js';
+import { SsoProvisioning } from './sso/sso-provisioning.js';
+import { SsoService } from './sso/sso-service.js';
+import { SsoUsersRepository } from './sso/sso-users.repository.js';
+import { ssoAuditSink } from './sso/sso-audit.js';
+import { ssoPlugin } from './sso/sso.routes.js';
+import type { AuditLog } from '../audit/module.js';
 
 export interface AccountsModuleDependencies {
-  readonly config: Pick<AppConfig, 'auth' | 'rateLimits' | 'sessions'> & {
+  readonly config: Pick<AppConfig, 'auth' | 'rateLimits' | 'sessions' | 'secrets'> & {
+    readonly server: Pick<AppConfig['server'], 'publicOrigin'>;
     readonly speech: { readonly realtime: { readonly credentialCheckMs: number } };
   };
   readonly db: Kysely<DatabaseSchema>;
@@ -35,6 +42,8 @@ export interface AccountsModuleDependencies {
   readonly rateLimitPrefix: string;
   readonly logger: Logger;
   readonly now: () => number;
+  /** Where sign-ins through single sign-on are recorded (the audit log), when anywhere. */
+  readonly auditLog?: Pick<AuditLog, 'record'>;
 }
 
 export interface AccountsModule {
@@ -51,11 +60,16 @@ export interface AccountsModule {
   readonly credentialWatch: CredentialWatch;
   /** Revocation, expiry and tier of keys (a voice session's key is checked as it is joined). */
   readonly keyStates: (keyIds: readonly string[]) => Promise<KeyState[]>;
+  /**
+   * The single-sign-on person (`ssou_…`) whose hidden key this is, else null: a session on such a
+   * key is that person's (the audit trail's actor).
+   */
+  readonly ssoUserOfKey: (keyId: string) => Promise<string | null>;
   /** An account's key by id, for other areas that name keys (usage's by-key groups). */
   readonly keyLookup: Pick<ApiKeysRepository, 'findInAccount'>;
   /** /v1/api-keys, GET /v1/rate-limits/tiers, then /v1/accounts. */
   readonly plugin: FeaturePlugin;
-  /** /v1/auth: a plugin of its own, further down the document. */
+  /** /v1/auth (and single sign-on's /v1/auth/oidc): a plugin of its own, further down the document. */
   readonly authPlugin: FeaturePlugin;
   /** Stops the credential watch's timer. */
   close(): Promise<void>;
@@ -86,6 +100,50 @@ function limitsOf(dependencies: AccountsModuleDependencies) {
       `${rateLimitPrefix}:login`,
     ),
   };
+}
+
+/** Single sign-on's service when `auth.oidc` is configured, and its people's records either way. */
+function singleSignOn(
+  dependencies: AccountsModuleDependencies,
+  built: {
+    sessions: SessionService;
+    apiKeys: ApiKeyService;
+    accounts: AccountService;
+    keys: ApiKeysRepository;
+  },
+) {
+  const { config, db, logger, now } = dependencies;
+  const users = new SsoUsersRepository(db);
+  const oidc = config.auth.oidc;
+  if (oidc === null) return { users, service: null, audit: undefined };
+  const provisioning = new SsoProvisioning({
+    users,
+    apiKeys: built.apiKeys,
+    accounts: built.accounts,
+    keys: built.keys,
+    isUniqueViolation: dependencies.isUniqueViolation,
+    ownerTier: mostGenerousTier(config.rateLimits.tiers),
+    now,
+  });
+  const service = new SsoService({
+    config: oidc,
+    secrets: config.secrets,
+    publicOrigin: config.server.publicOrigin,
+    users,
+    provisioning,
+    sessions: built.sessions,
+    logger,
+    now,
+  });
+  const audit =
+    dependencies.auditLog === undefined
+      ? undefined
+      : ssoAuditSink(
+          dependencies.auditLog,
+          () => built.accounts.ownerAccount().then((owner) => owner?.id ?? null),
+          logger,
+        );
+  return { users, service, audit };
 }
 
 export function createAccountsModule(dependencies: AccountsModuleDependencies): AccountsModule {
@@ -135,6 +193,7 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
     ownerTier: mostGenerousTier(config.rateLimits.tiers),
     now,
   });
+  const sso = singleSignOn(dependencies, { sessions, apiKeys, accounts, keys: keysRepository });
   return {
     authenticator,
     rateLimiter,
@@ -145,11 +204,17 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
     credentialWatch,
     keyStates,
     keyLookup: keysRepository,
+    ssoUserOfKey: async (keyId) => (await sso.users.findUserByKey(keyId))?.id ?? null,
     plugin: featurePlugin('accounts', async (app) => {
       await app.register(apiKeysPlugin(apiKeys));
       await app.register(accountsPlugin(accounts));
     }),
-    authPlugin: authPlugin({ config, sessions, loginThrottle, apiKeys, accounts }),
+    authPlugin: featurePlugin('auth and single sign-on', async (app) => {
+      await app.register(
+        authPlugin({ config, sessions, loginThrottle, apiKeys, accounts, ssoUsers: sso.users }),
+      );
+      await app.register(ssoPlugin({ config, sso: sso.service, loginThrottle, audit: sso.audit }));
+    }),
     // The database and Redis belong to the service, which closes them itself; the key and session
     // caches hold no timer: the credential watch's is all the module holds.
     close: () => {

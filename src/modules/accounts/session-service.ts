@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors/app-error.js';
 import { newId } from '../../ids.js';
+import type { CredentialRecord } from './api-key.js';
 import type { SessionRecord, SessionsRepository } from './sessions.repository.js';
 import {
   verifiableCredential,
@@ -109,6 +110,30 @@ export class SessionService {
   /** Exchanges a key for a session; the key is checked exactly as on any request. */
   async login(apiKey: string, clientAddress: string, userAgent: string): Promise<OpenedSession> {
     const principal = await this.options.authenticator.authenticate(apiKey, clientAddress);
+    return this.open(principal, clientAddress, userAgent);
+  }
+
+  /**
+   * Opens a session on a stored key without its secret (single sign-on: the key minted for the
+   * person), checked as any key behind a session is (revoked, expired, address).
+   */
+  async loginWithCredential(
+    credential: CredentialRecord,
+    clientAddress: string,
+    userAgent: string,
+  ): Promise<OpenedSession> {
+    const principal = this.options.authenticator.admit(
+      verifiableCredential(credential),
+      clientAddress,
+    );
+    return this.open(principal, clientAddress, userAgent);
+  }
+
+  private async open(
+    principal: Principal,
+    clientAddress: string,
+    userAgent: string,
+  ): Promise<OpenedSession> {
     const now = this.now();
     const token = randomBytes(32).toString('base64url');
     const record: SessionRecord = {

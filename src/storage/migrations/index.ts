@@ -22,6 +22,8 @@ import { pendingDocuments } from './018-pending-documents.js';
 import { usageRecords } from './019-usage-records.js';
 import { budgets } from './020-budgets.js';
 import { usageRecordsByExecution } from './021-usage-records-by-execution.js';
+import { auditLog } from './022-audit-log.js';
+import { ssoUsers } from './023-sso-users.js';
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -46,6 +48,8 @@ export function migrationProvider(types: ColumnTypes): MigrationProvider {
     '019-usage-records': usageRecords(types),
     '020-budgets': budgets(types),
     '021-usage-records-by-execution': usageRecordsByExecution(),
+    '022-audit-log': auditLog(),
+    '023-sso-users': ssoUsers(types),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
