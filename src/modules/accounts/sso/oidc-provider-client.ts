@@ -3,11 +3,18 @@
 // hour, and the library's failures turned into the contract's errors. Every check of the answer —
 // state, PKCE, the issuer of the response and of the ID token, audience, nonce, signature, expiry —
 // is openid-client's.
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import type { Logger } from 'pino';
 import type { SecretSource } from '../../../config/config.js';
 import { AppError } from '../../../errors/app-error.js';
 import type { OidcConfig } from './sso.config.js';
+
+let loading: Promise<typeof Oidc> | null = null;
+
+/** openid-client, loaded on the first sign-in (a service without single sign-on never loads it). */
+export function openidClient(): Promise<typeof Oidc> {
+  return (loading ??= import('openid-client'));
+}
 
 /** How long the provider's metadata (and its signing keys' cache) is reused before it is read again. */
 const metadataTtlMs = 3_600_000;
@@ -45,7 +52,11 @@ export function providerText(text: unknown): string {
  * The contract's error for what openid-client refused (never the secret, never a token); null for
  * a failure of this service's own (a database error), which stays an internal error.
  */
-export function translateOidcError(error: unknown, issuer: string): AppError | null {
+export function translateOidcError(
+  error: unknown,
+  issuer: string,
+  oidc: typeof Oidc,
+): AppError | null {
   if (error instanceof AppError) return error;
   if (error instanceof oidc.AuthorizationResponseError || error instanceof oidc.ResponseBodyError) {
     const description = providerText(error.error_description);
@@ -76,8 +87,8 @@ export function translateOidcError(error: unknown, issuer: string): AppError | n
 }
 
 export class OidcProviderClient {
-  private discovered: { configuration: oidc.Configuration; atMs: number } | null = null;
-  private pending: Promise<oidc.Configuration> | null = null;
+  private discovered: { configuration: Oidc.Configuration; atMs: number } | null = null;
+  private pending: Promise<Oidc.Configuration> | null = null;
 
   constructor(
     private readonly config: OidcConfig,
@@ -87,7 +98,7 @@ export class OidcProviderClient {
   ) {}
 
   /** The client's configuration at the provider, discovered on first use and every hour after. */
-  async configuration(): Promise<oidc.Configuration> {
+  async configuration(): Promise<Oidc.Configuration> {
     const known = this.discovered;
     if (known !== null && this.now() - known.atMs < metadataTtlMs) return known.configuration;
     this.pending ??= this.discover().finally(() => {
@@ -96,7 +107,8 @@ export class OidcProviderClient {
     return this.pending;
   }
 
-  private async discover(): Promise<oidc.Configuration> {
+  private async discover(): Promise<Oidc.Configuration> {
+    const oidc = await openidClient();
     const secret = this.secrets.get(this.config.clientSecretEnv);
     if (secret === undefined) {
       throw new AppError(
@@ -105,7 +117,7 @@ export class OidcProviderClient {
       );
     }
     const execute = this.config.allowHttp ? [oidc.allowInsecureRequests] : [];
-    let found: oidc.Configuration;
+    let found: Oidc.Configuration;
     try {
       found = await oidc.discovery(
         new URL(this.config.issuer),
@@ -128,7 +140,7 @@ export class OidcProviderClient {
           `the discovery document at ${this.config.issuer} names another issuer, so it is not the configured identity provider`,
         );
       }
-      throw translateOidcError(error, this.config.issuer) ?? error;
+      throw translateOidcError(error, this.config.issuer, oidc) ?? error;
     }
     const metadata = found.serverMetadata();
     // client_secret_basic is the default of the specification; post where only it is offered.

@@ -6,7 +6,6 @@
 // scopes follow their claims at every sign-in, and the session is opened on that key — so it has
 // the key login's cookie, CSRF, limits and revocation rules, and revoking the key logs them out.
 import { createHash, randomBytes } from 'node:crypto';
-import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import type { SecretSource } from '../../../config/config.js';
 import { AppError } from '../../../errors/app-error.js';
@@ -15,6 +14,7 @@ import { mapClaims, type ClaimSet } from './claim-mapping.js';
 import {
   isControlCharacter,
   OidcProviderClient,
+  openidClient,
   ssoFailed,
   translateOidcError,
   withoutControlCharacters,
@@ -109,6 +109,7 @@ export class SsoService {
   /** Starts a sign-in: the provider's authorization URL, and the cookie that binds it to this browser. */
   async begin(returnTo: unknown, requestOrigin: string): Promise<StartedSignIn> {
     const { config, users, now } = this.options;
+    const oidc = await openidClient();
     const configuration = await this.client.configuration();
     const redirectUri =
       config.redirectUrl ?? `${this.options.publicOrigin ?? requestOrigin}${callbackPath}`;
@@ -164,7 +165,11 @@ export class SsoService {
       identity.email = boundedText(claims.email, 320);
       return { ...(await this.signIn(claims, client)), returnTo };
     } catch (error) {
-      const translated = translateOidcError(error, this.options.config.issuer);
+      const translated = translateOidcError(
+        error,
+        this.options.config.issuer,
+        await openidClient(),
+      );
       if (translated === null) throw error;
       throw new SignInFailure(translated, identity.subject, identity.email);
     }
@@ -183,6 +188,7 @@ export class SsoService {
     if (started === undefined || Date.parse(started.expiresAt) <= this.options.now()) {
       throw noSignIn;
     }
+    const oidc = await openidClient();
     const configuration = await this.client.configuration();
     const currentUrl = new URL(started.redirectUri);
     currentUrl.search = query;
