@@ -92,6 +92,20 @@ export async function startTelemetry(
       import('@opentelemetry/api'),
       import('@opentelemetry/sdk-node'),
     ]);
+    // The SDK's own warnings and errors (an unreachable collector, a refused export) go to the
+    // service's log; its chatter below that does not.
+    const warn = (message: string, ...args: unknown[]) =>
+      logger.warn(args.length === 0 ? {} : { args }, `OpenTelemetry: ${message}`);
+    api.diag.setLogger(
+      {
+        error: warn,
+        warn,
+        info: () => {},
+        debug: () => {},
+        verbose: () => {},
+      },
+      api.DiagLogLevel.WARN,
+    );
     // No automatic instrumentation: the spans are the service's own (GenAI conventions), and
     // patching modules at load time is what costs a hot path when nothing asked for it.
     const started = new NodeSDK({ serviceName: settings.serviceName, instrumentations: [] });
