@@ -4,17 +4,19 @@
 // and axe), a person edits the arguments and approves, or rejects with a reason, and the page
 // follows the run to its end. SQLite only: the page does not differ on PostgreSQL (the HTTP suite
 // test/http/tool-agent.test.ts covers approval on both dialects).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { allDialects } from '../support/dialects.js';
 import {
   browserUnavailableReason,
   describeViolations,
   launchBrowser,
+  logInWithKey,
+  openPage,
   screenshot,
+  screenshotFailures,
   seriousViolations,
   startServedApp,
-  watchPageProblems,
   type ServedApp,
 } from '../support/browser.js';
 
@@ -126,25 +128,12 @@ describe.skipIf(unavailable !== null)('approving tool calls in Chromium', () => 
     agentId = agent.body.id;
 
     browser = await launchBrowser();
-    const context = await browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      colorScheme: 'light',
-    });
-    page = await context.newPage();
-    page.setDefaultTimeout(60_000);
-    problems = watchPageProblems(page);
-    await page.goto(`${served.origin}/`);
-    await page.getByLabel('API key').fill(served.adminKey);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    ({ page, problems } = await openPage(browser));
+    await logInWithKey(page, served.origin, served.adminKey);
   });
 
   // A failed step leaves a picture of what the page showed.
-  afterEach(async (test) => {
-    if (test.task.result?.state === 'fail' && page !== undefined) {
-      await screenshot(page, `failed-${test.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-    }
-  });
+  screenshotFailures(() => page);
 
   afterAll(async () => {
     await browser?.close();

@@ -3,17 +3,19 @@
 // the action and target-type filters narrow them, a record's changes open, and the page passes axe
 // with nothing broken in the console. SQLite only: the page does not differ on PostgreSQL (the HTTP
 // suite test/http/audit-log.test.ts covers the log on both dialects).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { allDialects } from '../support/dialects.js';
 import {
   browserUnavailableReason,
   describeViolations,
   launchBrowser,
+  logInWithKey,
+  openPage,
   screenshot,
+  screenshotFailures,
   seriousViolations,
   startServedApp,
-  watchPageProblems,
   type ServedApp,
 } from '../support/browser.js';
 
@@ -48,21 +50,11 @@ describe.skipIf(unavailable !== null)('the audit log page in Chromium', () => {
     await post('/v1/budgets', { scope: 'account', limit_usd: 12, period: 'month' });
     await post('/v1/api-keys', { name: 'reporting', scopes: ['models:read'] });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(60_000);
-    problems = watchPageProblems(page);
-    await page.goto(`${served.origin}/`);
-    await page.getByLabel('API key').fill(served.adminKey);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    ({ page, problems } = await openPage(browser));
+    await logInWithKey(page, served.origin, served.adminKey);
   });
 
-  afterEach(async (test) => {
-    if (test.task.result?.state === 'fail' && page !== undefined) {
-      await screenshot(page, `failed-${test.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-    }
-  });
+  screenshotFailures(() => page);
 
   afterAll(async () => {
     await browser?.close();

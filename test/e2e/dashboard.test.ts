@@ -3,17 +3,18 @@
 // axe-core, and each flow of the issue is driven as a person would. SQLite only: the pages do not
 // behave differently on PostgreSQL (the HTTP suites cover both dialects).
 import { createServer } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { allDialects } from '../support/dialects.js';
 import {
   browserUnavailableReason,
   describeViolations,
   launchBrowser,
+  openPage,
   screenshot,
+  screenshotFailures,
   seriousViolations,
   startServedApp,
-  watchPageProblems,
   type ServedApp,
 } from '../support/browser.js';
 
@@ -131,21 +132,11 @@ describe.skipIf(unavailable !== null)('the dashboard in Chromium', () => {
       ],
     });
     browser = await launchBrowser();
-    context = await browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      colorScheme: 'light',
-    });
-    page = await context.newPage();
-    page.setDefaultTimeout(60_000);
-    problems = watchPageProblems(page);
+    ({ context, page, problems } = await openPage(browser));
   });
 
   // A failed step leaves a picture of what the page showed.
-  afterEach(async (test) => {
-    if (test.task.result?.state === 'fail' && page !== undefined) {
-      await screenshot(page, `failed-${test.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-    }
-  });
+  screenshotFailures(() => page);
 
   afterAll(async () => {
     await browser?.close();

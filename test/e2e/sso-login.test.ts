@@ -4,17 +4,18 @@
 // way back — ending on the dashboard as the account and with the scopes the claims map to. A person
 // whose claims map to nothing sees why and gets no session; login with a key keeps working. SQLite
 // only: the HTTP suite (test/http/sso.test.ts) covers both dialects.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { allDialects } from '../support/dialects.js';
 import {
   browserUnavailableReason,
   describeViolations,
   launchBrowser,
+  openPage,
   screenshot,
+  screenshotFailures,
   seriousViolations,
   startServedApp,
-  watchPageProblems,
   type ServedApp,
 } from '../support/browser.js';
 import { listenIdentityProvider, type IdentityProvider } from '../support/identity-provider.js';
@@ -91,17 +92,10 @@ describe.skipIf(unavailable !== null)('single sign-on in Chromium', () => {
       claims: { email: 'eve@example.com', platform_account: team.id, roles: ['guests'] },
     });
     browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(60_000);
-    problems = watchPageProblems(page);
+    ({ context, page, problems } = await openPage(browser));
   });
 
-  afterEach(async (test) => {
-    if (test.task.result?.state === 'fail' && page !== undefined) {
-      await screenshot(page, `failed-sso-${test.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-    }
-  });
+  screenshotFailures(() => page, 'failed-sso');
 
   afterAll(async () => {
     await browser?.close();
@@ -163,9 +157,7 @@ describe.skipIf(unavailable !== null)('single sign-on in Chromium', () => {
   it('refuses a person whose claims map to no scope, saying why, with no session', async () => {
     // Another browser: the first one is still signed in at the provider, which would not ask again.
     await context.close();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(60_000);
+    ({ context, page } = await openPage(browser));
     await page.goto(`${served.origin}/`);
     await signInWithProvider('eve', 'battery staple');
     await page.getByRole('heading', { name: 'Sign-in refused' }).waitFor();

@@ -3,7 +3,8 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterEach } from 'vitest';
 import type { DialectUnderTest } from './dialects.js';
 import { startChatHarness, type ChatHarness, type ChatHarnessOptions } from './chat-harness.js';
 
@@ -122,4 +123,35 @@ export function watchPageProblems(page: Page): string[] {
     problems.push(`console: ${text}`);
   });
   return problems;
+}
+
+/** A page in a new context of `browser` (1280×900, light), 60 s per step, its problems watched. */
+export async function openPage(
+  browser: Browser,
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    colorScheme: 'light',
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(60_000);
+  return { context, page, problems: watchPageProblems(page) };
+}
+
+/** Logs the dashboard in with `key` from its start page, up to the overview. */
+export async function logInWithKey(page: Page, origin: string, key: string): Promise<void> {
+  await page.goto(`${origin}/`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+}
+
+/** After each failed test of the file, a picture of what its page showed (`prefix` names it). */
+export function screenshotFailures(pageOf: () => Page | undefined, prefix = 'failed'): void {
+  afterEach(async (test) => {
+    const page = pageOf();
+    if (test.task.result?.state === 'fail' && page !== undefined) {
+      await screenshot(page, `${prefix}-${test.task.name.slice(0, 40).replace(/\W+/g, '-')}`);
+    }
+  });
 }
