@@ -4,7 +4,10 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics-server.js';
 import { createLogger } from './logger.js';
-import { createServices } from './services.js';
+import { createServices, type Services } from './services.js';
+import { keyFields } from './http/audit-targets.js';
+import type { BootstrapResult } from './modules/accounts/account-service.js';
+import { systemActor } from './modules/audit/module.js';
 
 function printAdminKey(key: string, port: number, host: string): void {
   const line = '='.repeat(78);
@@ -16,6 +19,27 @@ function printAdminKey(key: string, port: number, host: string): void {
       `Try it:  curl -H "Authorization: Bearer ${key}" http://${host}:${port}/v1/features\n` +
       `${line}\n\n`,
   );
+}
+
+/** The owner account and its admin key, made at first start, are the audit log's first records. */
+async function recordBootstrap(
+  services: Services,
+  bootstrap: Extract<BootstrapResult, { created: true }>,
+): Promise<void> {
+  const { account, keyRecord } = bootstrap;
+  const common = { accountId: account.id, actor: systemActor, ip: null };
+  await services.audit.record({
+    ...common,
+    action: 'account.create',
+    target: { type: 'account', id: account.id },
+    changes: { before: null, after: { name: account.name, kind: account.kind } },
+  });
+  await services.audit.record({
+    ...common,
+    action: 'api_key.create',
+    target: { type: 'api_key', id: keyRecord.id },
+    changes: { before: null, after: keyFields(keyRecord) },
+  });
 }
 
 async function main(): Promise<void> {
@@ -32,6 +56,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.serviceName, config.server.logLevel);
   const services = await createServices(config, logger);
   const bootstrap = await services.accounts.bootstrap(config.auth.adminKey);
+  if (bootstrap.created) await recordBootstrap(services, bootstrap);
   const app = await buildApp(services, logger);
   let metricsServer: MetricsServer | null = null;
 

@@ -173,5 +173,28 @@ describe('the built service (scripts/build-server.mjs)', () => {
     const listed = await runCli(['list'], env, 'keys', buildDirectory);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain('from-built-cli');
+    const keyId = /^(key_\w+)\s.*from-built-cli/m.exec(listed.stdout)?.[1];
+    const revoked = await runCli(['revoke', keyId!], env, 'keys', buildDirectory);
+    expect(revoked.code, revoked.stderr).toBe(0);
+
+    // The command line's changes, and the owner account and key of the first start, are audited
+    // as the system's; the built audit tool finds the chain intact.
+    interface Listed {
+      records: Array<{ action: string; actor: { kind: string }; target: { id: string } }>;
+    }
+    const log = JSON.parse((await call('GET', '/v1/audit-log?limit=100')).text) as Listed;
+    const bySystem = log.records
+      .filter((record) => record.actor.kind === 'system')
+      .map((record) => record.action);
+    expect(bySystem).toEqual([
+      'api_key.revoke',
+      'api_key.create',
+      'api_key.create',
+      'account.create',
+    ]);
+    expect(log.records.filter((record) => record.target.id === keyId)).toHaveLength(2);
+    const verified = await runCli(['verify'], env, 'audit', buildDirectory);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/^OK: /);
   });
 });

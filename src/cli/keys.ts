@@ -1,4 +1,5 @@
 // Command-line key management against the configured database: generate, create, list, revoke.
+// Creating and revoking are audited as the system's changes (no key made them).
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { generateApiKey } from '../modules/accounts/api-key-format.js';
@@ -8,6 +9,8 @@ import { ConfigError, loadConfig } from '../config/load-config.js';
 import { AppError } from '../errors/app-error.js';
 import { createServices, type Services } from '../services.js';
 import type { ApiKeyRecord } from '../modules/accounts/api-key.js';
+import { keyFields } from '../http/audit-targets.js';
+import { systemActor } from '../modules/audit/module.js';
 
 const usage = `Usage: npm run keys -- <command> [options]
 
@@ -134,6 +137,14 @@ async function createKey({ services, values, print }: CommandContext): Promise<v
     },
     platformOperator,
   );
+  await services.audit.record({
+    accountId,
+    actor: systemActor,
+    action: 'api_key.create',
+    target: { type: 'api_key', id: created.record.id },
+    changes: { before: null, after: keyFields(created.record) },
+    ip: null,
+  });
   print(
     `${describe(created.record, services.apiKeys.statusOf(created.record))}\n\nKey (shown once, store it now):\n  ${created.key}`,
     { ...created.record, keyHash: undefined, key: created.key },
@@ -159,6 +170,14 @@ async function revokeKey({ services, values, rest, print }: CommandContext): Pro
   if (keyId === undefined) throw new Error('revoke needs a KEY_ID');
   const accountId = await resolveAccount(services, values.account);
   const record = await services.apiKeys.revoke(accountId, keyId);
+  await services.audit.record({
+    accountId,
+    actor: systemActor,
+    action: 'api_key.revoke',
+    target: { type: 'api_key', id: keyId },
+    changes: { before: { revoked_at: null }, after: { revoked_at: record.revokedAt } },
+    ip: null,
+  });
   print(describe(record, 'revoked'), { ...record, keyHash: undefined, status: 'revoked' });
 }
 

@@ -3,6 +3,7 @@
 // expiry and revocation — never the key or its hash; agents by their configuration as their
 // owner's admin reads it (sealed tool tokens are not in it), with secret-bearing names redacted
 // again when the record is made (modules/audit/audit-changes.ts).
+import type { ApiKeyRecord } from '../modules/accounts/api-key.js';
 import type { ApiKeyService } from '../modules/accounts/api-key-service.js';
 import type { AgentService } from '../modules/agents/agent-service.js';
 import type { BudgetService } from '../modules/budgets/budget-service.js';
@@ -29,6 +30,18 @@ export type TargetLoader = (
   id: string,
 ) => Promise<Fields | null>;
 
+/** A key's audited fields: never the key or its hash. */
+export function keyFields(key: ApiKeyRecord): Fields {
+  return {
+    name: key.name,
+    scopes: [...key.scopes],
+    tier: key.tier,
+    allowed_ips: [...key.allowedIps],
+    expires_at: key.expiresAt,
+    revoked_at: key.revokedAt,
+  };
+}
+
 const usd = (micros: number | null) => (micros === null ? null : micros / 1_000_000);
 
 /** Whatever goes wrong reading a target leaves the record without its fields, not unwritten. */
@@ -37,17 +50,9 @@ function loader(read: TargetLoader): TargetLoader {
 }
 
 export const loaders = {
-  api_key: loader(async (services, accountId, id) => {
-    const key = await services.apiKeys.get(accountId, id);
-    return {
-      name: key.name,
-      scopes: [...key.scopes],
-      tier: key.tier,
-      allowed_ips: [...key.allowedIps],
-      expires_at: key.expiresAt,
-      revoked_at: key.revokedAt,
-    };
-  }),
+  api_key: loader(async (services, accountId, id) =>
+    keyFields(await services.apiKeys.get(accountId, id)),
+  ),
   budget: loader(async (services, accountId, id) => {
     const { budget } = await services.budgets.get(accountId, id);
     return {

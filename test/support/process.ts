@@ -92,7 +92,7 @@ export async function startService(
 export function runCli(
   args: string[],
   env: Record<string, string>,
-  tool: 'keys' | 'models' = 'keys',
+  tool: 'keys' | 'models' | 'audit' = 'keys',
   builtDirectory: string | undefined = builtService,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const entry =

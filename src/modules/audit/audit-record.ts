@@ -19,6 +19,9 @@ export interface AuditActor {
   readonly user: string | null;
 }
 
+/** The service itself, or its operator at the command line (`npm run keys`): no key, no session. */
+export const systemActor: AuditActor = { kind: 'system', keyId: null, sessionId: null, user: null };
+
 /** `{before, after}` of the changed fields: null before for a creation, null after for a deletion. */
 export interface AuditChanges {
   readonly before: Readonly<Record<string, unknown>> | null;

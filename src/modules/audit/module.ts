@@ -14,6 +14,7 @@ import { auditPlugin } from './audit.routes.js';
 import { verifyChains } from './audit-verify.js';
 
 export type { AuditActor, AuditChanges, AuditEntry, AuditRecord } from './audit-record.js';
+export { systemActor } from './audit-record.js';
 export type { AuditLog } from './audit-log.js';
 
 export interface AuditModuleDependencies {
