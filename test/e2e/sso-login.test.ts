@@ -140,9 +140,13 @@ describe.skipIf(unavailable !== null)('single sign-on in Chromium', () => {
     expect(problems.splice(0).filter((problem) => !problem.includes('status of 403'))).toEqual([]);
   });
 
-  it('logs out, and login with a key still works', async () => {
+  it('logs out here and at the provider, and login with a key still works', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
+    // The provider's own logout (RP-initiated), which sends the browser back to the dashboard.
+    await page.waitForURL((url) => url.origin === idp.origin);
+    await page.getByRole('button', { name: 'Yes, sign me out' }).click();
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    expect(new URL(page.url()).origin).toBe(served.origin);
     await page.getByLabel('API key').fill(served.adminKey);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('button', { name: 'Log out' }).waitFor();

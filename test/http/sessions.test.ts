@@ -342,7 +342,7 @@ describe.each(allDialects)('dashboard sessions on $name', (dialect) => {
     expect(errorOf(withoutToken).code).toBe('csrf_failed');
     const out = await withSession(session, 'POST', '/v1/auth/logout', changing(session));
     expect(out.statusCode).toBe(200);
-    expect(out.json()).toEqual({ success: true, session_ended: true });
+    expect(out.json()).toEqual({ success: true, session_ended: true, end_session_url: null });
     expect(String(out.headers['set-cookie'])).toMatch(
       /platform_session=;.*(Max-Age=0|Expires=Thu, 01 Jan 1970)/,
     );

@@ -261,7 +261,20 @@ describe.each(allDialects)('single sign-on on $name', (dialect) => {
       url: '/v1/auth/logout',
       headers: { ...withCookie, origin: ownOrigin, 'x-csrf-token': principal.session!.csrf_token },
     });
-    expect(logout.json()).toEqual({ success: true, session_ended: true });
+    // The provider offers RP-initiated logout: the answer names it, for this client, coming back
+    // to the dashboard's start page.
+    const ended = logout.json<{
+      success: boolean;
+      session_ended: boolean;
+      end_session_url: string;
+    }>();
+    expect(ended).toMatchObject({ success: true, session_ended: true });
+    const providerLogout = new URL(ended.end_session_url);
+    expect(providerLogout.origin).toBe(idp.origin);
+    expect(Object.fromEntries(providerLogout.searchParams)).toEqual({
+      client_id: clientId,
+      post_logout_redirect_uri: 'http://127.0.0.1:9/',
+    });
     expect((await me(session)).json<ErrorJson>().error.code).toBe('invalid_session');
   });
 

@@ -89,6 +89,8 @@ function providerConfiguration(client: ProviderClient, people: Map<string, Provi
         client_id: client.clientId,
         client_secret: client.clientSecret,
         redirect_uris: client.redirectUris,
+        // Back to the dashboard's start page after the provider's own logout.
+        post_logout_redirect_uris: client.redirectUris.map((uri) => `${new URL(uri).origin}/`),
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',

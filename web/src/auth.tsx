@@ -67,8 +67,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   );
 
   const logout = useCallback(async () => {
-    await api.POST('/v1/auth/logout');
+    const ended = await api.POST('/v1/auth/logout');
     accept(null);
+    // A single-sign-on person is signed out at the identity provider too, which sends them back.
+    const providerLogout = ended.data?.end_session_url ?? null;
+    if (providerLogout !== null) window.location.assign(providerLogout);
   }, [accept]);
 
   const value = useMemo<AuthState>(

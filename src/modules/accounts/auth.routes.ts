@@ -1,5 +1,6 @@
 // Dashboard sessions: log in with an API key (exchanged for an HttpOnly cookie), log out, and who
 // am I, as a Fastify plugin over the session, key and account services.
+import type { FastifyRequest } from 'fastify';
 import { access } from '../../auth/scopes.js';
 import type { AppConfig } from '../../config/config.js';
 import { featurePlugin, type FeatureApp, type FeaturePlugin } from '../../http/feature-plugin.js';
@@ -11,6 +12,7 @@ import type { Principal } from './authenticator.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { LoginBody, LogoutResponseSchema, MeSchema } from './auth.schemas.js';
 import { csrfTokenFor, type SessionService } from './session-service.js';
+import type { SsoService } from './sso/sso-service.js';
 import type { SsoUsersRepository } from './sso/sso-users.repository.js';
 
 export interface AuthRouteServices {
@@ -22,6 +24,8 @@ export interface AuthRouteServices {
   readonly accounts: AccountService;
   /** The people of single sign-on: a session on one's key is theirs (`authenticated_by: sso`). */
   readonly ssoUsers?: Pick<SsoUsersRepository, 'findUserByKey'>;
+  /** Single sign-on when configured: a person's logout also names the provider's own logout. */
+  readonly sso?: Pick<SsoService, 'endSessionUrl'> | null;
 }
 
 /** The session a principal came with, as the answer shows it. */
@@ -141,7 +145,7 @@ function loginRoutes(app: FeatureApp, services: AuthRouteServices): void {
         tags: ['Sessions'],
         summary: 'Log out of the dashboard',
         description:
-          'Ends the session of the cookie at once (on every instance within a second) and clears the cookie. With an API key instead of the cookie there is no session to end; the answer is the same.',
+          "Ends the session of the cookie at once (on every instance within a second) and clears the cookie. With an API key instead of the cookie there is no session to end; the answer is the same. For a session opened by single sign-on, `end_session_url` is the identity provider's logout (OpenID Connect RP-initiated logout, when the provider offers it), where the dashboard sends the browser next; null otherwise.",
         response: { 200: LogoutResponseSchema },
       },
     },
@@ -151,9 +155,31 @@ function loginRoutes(app: FeatureApp, services: AuthRouteServices): void {
       const ended = principal.sessionId !== undefined && token !== undefined;
       if (ended) await services.sessions.logout(token);
       clearSessionCookie(request, reply, config);
-      return { success: true, session_ended: ended };
+      return {
+        success: true,
+        session_ended: ended,
+        end_session_url: ended ? await providerLogout(services, request, principal.keyId) : null,
+      };
     },
   );
+}
+
+/** The provider's logout URL when the session was a single-sign-on person's (null otherwise). */
+async function providerLogout(
+  services: AuthRouteServices,
+  request: FastifyRequest,
+  keyId: string,
+): Promise<string | null> {
+  const { sso, ssoUsers } = services;
+  if (!sso || ssoUsers === undefined) return null;
+  if ((await ssoUsers.findUserByKey(keyId)) === undefined) return null;
+  try {
+    return await sso.endSessionUrl(`${request.protocol}://${request.host}`);
+  } catch (error) {
+    // The session is ended here whatever the provider does; only its own logout is skipped.
+    request.log.warn({ err: error }, 'the identity provider’s logout could not be named');
+    return null;
+  }
 }
 
 /** GET /v1/auth/me. */

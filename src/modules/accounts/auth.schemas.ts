@@ -78,4 +78,6 @@ export const LoginBody = Type.Object(
 export const LogoutResponseSchema = Type.Object({
   success: Type.Boolean(),
   session_ended: Type.Boolean(),
+  /** A single-sign-on person's: the identity provider's logout, where the browser goes next. */
+  end_session_url: Type.Union([Type.String(), Type.Null()]),
 });

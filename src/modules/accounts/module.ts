@@ -14,7 +14,7 @@ import { AccountsRepository } from './accounts.repository.js';
 import { ApiKeyService } from './api-key-service.js';
 import { apiKeysPlugin } from './api-keys.routes.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
-import { authPlugin } from './auth.routes.js';
+import { authPlugin, type AuthRouteServices } from './auth.routes.js';
 import { Authenticator } from './authenticator.js';
 import { KeyHasher } from './key-hasher.js';
 import { LoginThrottle } from './login-throttle.js';
@@ -73,6 +73,24 @@ export interface AccountsModule {
   readonly authPlugin: FeaturePlugin;
   /** Stops the credential watch's timer. */
   close(): Promise<void>;
+}
+
+/** /v1/auth (login, logout, who am I) and single sign-on's /v1/auth/oidc, as one plugin. */
+function sessionPlugins(
+  services: Omit<AuthRouteServices, 'ssoUsers' | 'sso'>,
+  sso: ReturnType<typeof singleSignOn>,
+): FeaturePlugin {
+  return featurePlugin('auth and single sign-on', async (app) => {
+    await app.register(authPlugin({ ...services, ssoUsers: sso.users, sso: sso.service }));
+    await app.register(
+      ssoPlugin({
+        config: services.config,
+        sso: sso.service,
+        loginThrottle: services.loginThrottle,
+        audit: sso.audit,
+      }),
+    );
+  });
 }
 
 /** The tier with the largest per-minute limit (the bootstrap admin key's). */
@@ -209,12 +227,7 @@ export function createAccountsModule(dependencies: AccountsModuleDependencies): 
       await app.register(apiKeysPlugin(apiKeys));
       await app.register(accountsPlugin(accounts));
     }),
-    authPlugin: featurePlugin('auth and single sign-on', async (app) => {
-      await app.register(
-        authPlugin({ config, sessions, loginThrottle, apiKeys, accounts, ssoUsers: sso.users }),
-      );
-      await app.register(ssoPlugin({ config, sso: sso.service, loginThrottle, audit: sso.audit }));
-    }),
+    authPlugin: sessionPlugins({ config, sessions, loginThrottle, apiKeys, accounts }, sso),
     // The database and Redis belong to the service, which closes them itself; the key and session
     // caches hold no timer: the credential watch's is all the module holds.
     close: () => {

@@ -106,6 +106,26 @@ export class SsoService {
     return this.options.config.displayName;
   }
 
+  /**
+   * Where to send the browser to sign the person out at the provider too (OpenID Connect
+   * RP-initiated logout), when the provider offers it; null otherwise. No ID token is kept, so the
+   * request names this client (`client_id`) and where to come back.
+   */
+  async endSessionUrl(requestOrigin: string): Promise<string | null> {
+    const { config, publicOrigin } = this.options;
+    const configuration = await this.client.configuration();
+    if (configuration.serverMetadata().end_session_endpoint === undefined) return null;
+    const origin =
+      config.redirectUrl === null
+        ? (publicOrigin ?? requestOrigin)
+        : new URL(config.redirectUrl).origin;
+    const oidc = await openidClient();
+    return oidc.buildEndSessionUrl(configuration, {
+      client_id: config.clientId,
+      post_logout_redirect_uri: config.postLogoutRedirectUrl ?? `${origin}/`,
+    }).href;
+  }
+
   /** Starts a sign-in: the provider's authorization URL, and the cookie that binds it to this browser. */
   async begin(returnTo: unknown, requestOrigin: string): Promise<StartedSignIn> {
     const { config, users, now } = this.options;

@@ -42,6 +42,11 @@ export const OidcFileSchema = Closed({
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 }),
     ),
   ),
+  /**
+   * Where the provider sends the browser after signing it out there (register it at the provider);
+   * default: the dashboard's start page on the redirect URL's origin.
+   */
+  post_logout_redirect_url: Type.Optional(HttpUrl()),
   /** The provider's name on the login page's button ("Sign in with …"). */
   display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
   /** Allows an `http:` issuer that is not a loopback address (never in production). */
@@ -62,6 +67,8 @@ export interface OidcConfig {
   readonly clientSecretEnv: string;
   /** null: `PUBLIC_URL` (else the request's own origin) + `/v1/auth/oidc/callback`. */
   readonly redirectUrl: string | null;
+  /** null: the redirect URL's origin (else `PUBLIC_URL`'s, else the request's) + `/`. */
+  readonly postLogoutRedirectUrl: string | null;
   readonly scopes: readonly string[];
   /** null: every person belongs to the platform owner's account. */
   readonly accountClaim: string | null;
@@ -139,6 +146,7 @@ export function oidcConfig(
     clientId: file.client_id,
     clientSecretEnv: file.client_secret_env,
     redirectUrl: file.redirect_url ?? null,
+    postLogoutRedirectUrl: file.post_logout_redirect_url ?? null,
     scopes,
     accountClaim: file.account_claim ?? null,
     roleClaim: file.role_claim ?? 'roles',
