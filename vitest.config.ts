@@ -27,6 +27,13 @@ export const cleanProcessFiles = [
 
 const include = ['src/**/*.test.ts', 'test/**/*.test.ts'];
 
+/**
+ * Files that build and run the container image (podman): minutes, not seconds, most of it the
+ * image's build, which they share (test/support/containers.ts). A project of their own, with a time
+ * limit that only stops a hang; they skip, saying why, where podman is missing.
+ */
+const containerFiles = ['test/container/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     // Time limits only stop a test that hangs; none is a bound on speed. Generous, so that a
@@ -55,11 +62,26 @@ export default defineConfig({
         // own modules afresh, which was a fifth of the suite's time. Every suite builds its own
         // app and database, so no state is shared but the modules' code.
         extends: true,
-        test: { name: 'shared', include, exclude: cleanProcessFiles, isolate: false },
+        test: {
+          name: 'shared',
+          include,
+          exclude: [...cleanProcessFiles, ...containerFiles],
+          isolate: false,
+        },
       },
       {
         extends: true,
         test: { name: 'clean-process', include: cleanProcessFiles, isolate: true },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'containers',
+          include: containerFiles,
+          isolate: true,
+          testTimeout: 15 * 60_000,
+          hookTimeout: 60 * 60_000,
+        },
       },
     ],
   },

@@ -11,6 +11,9 @@ import path from 'node:path';
  * docs/contributing.md#tests). A file missing from here only starts later.
  */
 export const longFiles = [
+  // Builds the container image first (minutes on a fresh machine), then runs it.
+  'test/container/image.test.ts',
+  'test/container/compose.test.ts',
   'test/http/loop-blocking.test.ts',
   'test/http/no-growth.test.ts',
   'test/e2e/dashboard.test.ts',

@@ -1,0 +1,231 @@
+// Container tooling for the image and compose tests: podman as scripts/container/base-images.sh
+// prepares it on a machine without a registry (rootful, its storage under CONTAINERS_DIR, default
+// /tmp/containers, with the containers.conf it writes there), or a plain podman whose base image
+// can be found. Without it the tests are skipped and say why and how to enable them; with
+// TEST_CONTAINERS=required (as .ci/run sets after preparing podman) they fail instead.
+//
+// The image is built from a clean clone of HEAD (uncommitted files are not in it), once per process
+// and one process at a time (a lock file): the second build is all cache hits.
+// TEST_IMAGE_CONTEXT=worktree builds from the working tree instead, while developing.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { repositoryRoot } from './process.js';
+
+export const baseImage = 'docker.io/library/node:20-bookworm-slim';
+export const imageTag = 'localhost/conversational-ai-platform:test';
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Podman {
+  /** `podman <args…>`, with this machine's storage options. */
+  run(args: string[], options?: { timeoutMs?: number }): Promise<CommandResult>;
+  /** `podman <args…>`; throws with its output unless it exits 0. */
+  ok(args: string[], options?: { timeoutMs?: number }): Promise<string>;
+  /** The environment and command prefix, for tools that call podman themselves. */
+  readonly env: NodeJS.ProcessEnv;
+  readonly prefix: string[];
+}
+
+/** Runs a command, collecting its output; never rejects. */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      {
+        env: options.env ?? process.env,
+        cwd: options.cwd,
+        timeout: options.timeoutMs ?? 120_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        const code =
+          error === null ? 0 : typeof error.code === 'number' ? error.code : error.killed ? 124 : 1;
+        resolve({
+          code,
+          stdout,
+          stderr: `${stderr}${error !== null && code !== 0 && stderr === '' ? error.message : ''}`,
+        });
+      },
+    );
+  });
+}
+
+function podmanFor(env: NodeJS.ProcessEnv, prefix: string[]): Podman {
+  const run = (args: string[], options: { timeoutMs?: number } = {}) =>
+    runCommand('podman', [...prefix, ...args], { env, timeoutMs: options.timeoutMs });
+  return {
+    env,
+    prefix,
+    run,
+    async ok(args, options) {
+      const result = await run(args, options);
+      if (result.code !== 0) {
+        throw new Error(
+          `podman ${args.join(' ')} exited ${result.code}:\n${result.stdout}\n${result.stderr}`,
+        );
+      }
+      return result.stdout;
+    },
+  };
+}
+
+const howToEnable =
+  'To run them: `bash scripts/container/base-images.sh` (installs podman with apt and builds the ' +
+  'base images where no registry can be reached; needs root), or install podman and `podman pull ' +
+  'node:20-bookworm-slim`.';
+
+/** Podman as this machine runs it, or why the container tests cannot run here. */
+export async function findPodman(): Promise<{ podman: Podman } | { reason: string }> {
+  const directory = process.env.CONTAINERS_DIR ?? '/tmp/containers';
+  const configured = existsSync(path.join(directory, 'containers.conf'));
+  const env = configured
+    ? { ...process.env, CONTAINERS_CONF: path.join(directory, 'containers.conf') }
+    : process.env;
+  const prefix = configured
+    ? [
+        '--root',
+        path.join(directory, 'storage'),
+        '--runroot',
+        path.join(directory, 'run'),
+        '--storage-driver=overlay',
+      ]
+    : [];
+  const podman = podmanFor(env, prefix);
+  const version = await podman.run(['version', '--format', '{{.Client.Version}}']);
+  if (version.code !== 0) {
+    return { reason: `podman does not run here (${version.stderr.trim().split('\n')[0]}).` };
+  }
+  const base = await podman.run(['image', 'exists', baseImage]);
+  if (base.code !== 0) {
+    return { reason: `podman runs, but the base image ${baseImage} is not in its storage.` };
+  }
+  return { podman };
+}
+
+/** Prints why `suite` is skipped (or throws, when TEST_CONTAINERS=required). */
+export function containersMissing(suite: string, reason: string): void {
+  const message = `[containers] ${reason} ${suite} SKIPPED. ${howToEnable}`;
+  if (process.env.TEST_CONTAINERS === 'required') {
+    throw new Error(`${message} (TEST_CONTAINERS=required: failing instead of skipping.)`);
+  }
+  process.stdout.write(`\n${message}\n`);
+}
+
+/** The build's context: a clone of HEAD, or the working tree; and how to remove it. */
+async function buildContext(): Promise<{ directory: string; source: string; remove(): void }> {
+  const worktree = { directory: repositoryRoot, source: 'the working tree', remove: () => {} };
+  if (process.env.TEST_IMAGE_CONTEXT === 'worktree') return worktree;
+  if (!existsSync(path.join(repositoryRoot, '.git'))) {
+    process.stdout.write(
+      '[containers] not a git checkout: the image is built from the files here\n',
+    );
+    return worktree;
+  }
+  const parent = mkdtempSync(path.join(tmpdir(), 'platform-image-clone-'));
+  const directory = path.join(parent, 'clone');
+  const cloned = await runCommand('git', ['clone', '--quiet', repositoryRoot, directory]);
+  if (cloned.code !== 0) throw new Error(`git clone failed: ${cloned.stderr}`);
+  const head = await runCommand('git', ['-C', directory, 'rev-parse', '--short', 'HEAD']);
+  return {
+    directory,
+    source: `a clean clone of HEAD (${head.stdout.trim()})`,
+    remove: () => rmSync(parent, { recursive: true, force: true }),
+  };
+}
+
+export interface BuiltImage {
+  tag: string;
+  source: string;
+  buildSeconds: number;
+  sizeBytes: number;
+}
+
+let built: Promise<BuiltImage> | undefined;
+
+/** Builds the image (once per process, one process at a time); its build log goes to `logFile`. */
+export function buildImage(podman: Podman): Promise<BuiltImage> {
+  built ??= (async () => {
+    const lockTarget = path.join(tmpdir(), 'platform-image-build');
+    writeFileSync(lockTarget, '');
+    const release = await lockfile.lock(lockTarget, {
+      retries: { retries: 2000, minTimeout: 500, maxTimeout: 1000 },
+    });
+    const context = await buildContext();
+    try {
+      const started = performance.now();
+      const logFile = path.join(tmpdir(), `platform-image-build-${process.pid}.log`);
+      const result = await buildTo(podman, context.directory, logFile);
+      if (result !== 0) {
+        const log = (await runCommand('tail', ['-n', '60', logFile])).stdout;
+        throw new Error(`podman build exited ${result} (whole log: ${logFile}):\n${log}`);
+      }
+      const buildSeconds = (performance.now() - started) / 1000;
+      const size = await podman.ok(['image', 'inspect', '--format', '{{.Size}}', imageTag]);
+      return {
+        tag: imageTag,
+        source: context.source,
+        buildSeconds,
+        sizeBytes: Number(size.trim()),
+      };
+    } finally {
+      context.remove();
+      await release();
+    }
+  })();
+  return built;
+}
+
+function buildTo(podman: Podman, context: string, logFile: string): Promise<number> {
+  return new Promise((resolve) => {
+    const args = [
+      ...podman.prefix,
+      'build',
+      '--pull=missing',
+      '--network=host',
+      // HEALTHCHECK is kept only in the Docker image format (OCI has no such field).
+      '--format=docker',
+      '-t',
+      imageTag,
+      context,
+    ];
+    const child = spawn('podman', args, { env: podman.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.once('close', (code) => {
+      writeFileSync(logFile, Buffer.concat(chunks));
+      resolve(code ?? 1);
+    });
+  });
+}
+
+/** Polls `url` until it answers 2xx; resolves with the seconds that took from `since`. */
+export async function waitForHealth(
+  url: string,
+  since: number,
+  timeoutMs = 120_000,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      if (response.ok) return (performance.now() - since) / 1000;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
