@@ -135,6 +135,12 @@ class GenAiCall {
 
   failed(error: unknown): void {
     const errorType = errorTypeOf(error);
+    // Every attempt ended with its own failure (an upstream's 4xx or 5xx each time): their spans
+    // tell it; the call adds no span of its own, only its duration.
+    if (this.attempt === null && this.attempts > 0) {
+      this.record(errorType);
+      return;
+    }
     const span = this.last();
     span.setAttribute('error.type', errorType);
     span.setStatus({ code: this.rt.api.SpanStatusCode.ERROR });

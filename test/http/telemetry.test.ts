@@ -284,6 +284,25 @@ describe.each(setups)('OpenTelemetry over $protocol on $dialect.name', (setup) =
     );
   });
 
+  it('gives an upstream call refused for good one span, with the refusal’s status', async () => {
+    const client = clientTrace();
+    harness.upstream.reset();
+    harness.upstream.enqueueFor('chat', { kind: 'error', status: 400 });
+    const response = await post(
+      '/v1/chat/completions',
+      { model: 'fake-small', messages: [{ role: 'user', content: 'Hello' }] },
+      client.traceparent,
+    );
+    // The upstream refused the platform's request: a gateway error for the client.
+    expect(response.status).toBe(502);
+    const spans = await traceOf(client.traceId);
+    const attempts = spans.filter((span) => span.kind === CLIENT);
+    expect(attempts.map((span) => span.attributes['error.type'])).toEqual(['400']);
+    expect(
+      only(spans, (span) => span.kind === SERVER).attributes['http.response.status_code'],
+    ).toBe(502);
+  });
+
   it('nests a pipeline’s agent, its model calls, its tool and the knowledge search it makes', async () => {
     harness.upstream.reset();
     const kb = await post('/v1/knowledge-bases', { name: 'Handbook' });
