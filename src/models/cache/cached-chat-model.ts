@@ -17,19 +17,7 @@ import type {
   ToolCall,
 } from '../spec.js';
 import type { CachedAnswer, ResponseStore } from './response-cache.js';
-
-/** A JSON text of `value` with every object's keys sorted: equal for equal values. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
-  const entries = Object.keys(value)
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .sort()
-    .map(
-      (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
-    );
-  return `{${entries.join(',')}}`;
-}
+import { canonicalJson } from '../../validation/canonical-json.js';
 
 /** What a request's answer does not depend on: who the end user is, the client's metadata. */
 const notShaping = new Set(['user', 'metadata', 'store', 'stream_options', 'service_tier']);

@@ -2,7 +2,8 @@
 // those), client-named keys never reaching a prototype, the whole bounded; and the hashed form.
 import { describe, expect, it } from 'vitest';
 import { boundedChangesText, changesBudget, changesOf, redacted } from './audit-changes.js';
-import { canonicalJson, genesisHash, recordHash } from './audit-record.js';
+import { canonicalJson } from '../../validation/canonical-json.js';
+import { genesisHash, recordHash } from './audit-record.js';
 
 describe('audit changes', () => {
   it('keeps only the fields that differ, and everything on a creation or deletion', () => {

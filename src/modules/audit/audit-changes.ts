@@ -3,7 +3,8 @@
 // without a prototype, so a client-named key (`__proto__` in an agent's configuration) is a plain
 // member, never a prototype.
 import { createHash } from 'node:crypto';
-import { canonicalJson, type AuditChanges } from './audit-record.js';
+import { canonicalJson } from '../../validation/canonical-json.js';
+import type { AuditChanges } from './audit-record.js';
 
 /**
  * A name whose value is (or may carry) a credential: never written to a record. `token` only as a

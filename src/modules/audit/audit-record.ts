@@ -2,6 +2,7 @@
 // of a JSON array of every field in a fixed order, the previous record's hash last: changing any
 // field of a stored record (or the order of records) changes the hash the next record names.
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../validation/canonical-json.js';
 
 /** The `prev_hash` of an account's first record. */
 export const genesisHash = '0'.repeat(64);
@@ -53,25 +54,6 @@ export interface AuditRecord {
   readonly ip: string | null;
   readonly prevHash: string;
   readonly hash: string;
-}
-
-/**
- * JSON with every object's keys sorted (by UTF-16 code units) and no whitespace: one text for one
- * value, whatever order its keys were built in. Undefined members are left out, as JSON does.
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value);
-    return text === undefined ? 'null' : text;
-  }
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
-  const members = Object.keys(value)
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .sort()
-    .map(
-      (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
-    );
-  return `{${members.join(',')}}`;
 }
 
 /** Version tag of the hashed form: a later change of it can be told from tampering. */
