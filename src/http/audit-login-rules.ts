@@ -3,17 +3,14 @@
 // address), else in the platform owner's account with no actor; the presented key never is.
 // Attempts the login throttle refused (429) and malformed bodies (400) are not recorded: they
 // checked no key, and recording them would let anyone grow the log at will.
-import { succeeded, type AuditRule, type RuleRecord } from './audit-rule.js';
-
-function member(value: unknown, name: string): unknown {
-  return value !== null && typeof value === 'object' && Object.hasOwn(value, name)
-    ? (value as Record<string, unknown>)[name]
-    : undefined;
-}
-
-function text(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
+import {
+  bodyField,
+  member,
+  succeeded,
+  text,
+  type AuditRule,
+  type RuleRecord,
+} from './audit-rule.js';
 
 /** The statuses of a key that was checked and refused. */
 const refusals = new Set([401, 403]);
@@ -38,7 +35,7 @@ const login: AuditRule = {
       ];
     }
     if (!refusals.has(context.status)) return [];
-    const presented = text(member(context.request.body, 'api_key'));
+    const presented = text(bodyField(context.request, 'api_key'));
     const owner = presented === null ? undefined : await context.services.keyOwner(presented);
     const accountId = owner?.accountId ?? (await context.services.ownerAccountId());
     if (accountId === null) return [];

@@ -55,11 +55,15 @@ export function param(request: FastifyRequest, name: string): string {
   return typeof value === 'string' ? value : '';
 }
 
-export function bodyField(request: FastifyRequest, name: string): unknown {
-  const body = request.body;
-  return body !== null && typeof body === 'object' && Object.hasOwn(body, name)
-    ? (body as Record<string, unknown>)[name]
+/** An own member of a parsed JSON value (never one of its prototype's); undefined if none. */
+export function member(value: unknown, name: string): unknown {
+  return value !== null && typeof value === 'object' && Object.hasOwn(value, name)
+    ? (value as Record<string, unknown>)[name]
     : undefined;
+}
+
+export function bodyField(request: FastifyRequest, name: string): unknown {
+  return member(request.body, name);
 }
 
 export function text(value: unknown): string | null {
