@@ -15,8 +15,18 @@ export function sessionTokenOf(request: FastifyRequest): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-function isHttps(request: FastifyRequest): boolean {
-  return request.protocol === 'https';
+/** The request's own origin, from its scheme and its Host header (which the client chooses). */
+export function ownOrigin(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}`;
+}
+
+/** Whether the service's cookies are `Secure`: as configured, or (`auto`) when over HTTPS. */
+export function secureCookie(
+  request: FastifyRequest,
+  config: Pick<AppConfig, 'sessions'>,
+): boolean {
+  const setting = config.sessions.cookieSecure;
+  return setting === 'auto' ? request.protocol === 'https' : setting;
 }
 
 export function setSessionCookie(
@@ -28,8 +38,7 @@ export function setSessionCookie(
   void reply.setCookie(sessionCookieName, token, {
     httpOnly: true,
     sameSite: 'strict',
-    secure:
-      config.sessions.cookieSecure === 'auto' ? isHttps(request) : config.sessions.cookieSecure,
+    secure: secureCookie(request, config),
     path: '/',
     maxAge: Math.floor(config.sessions.maxAgeMs / 1000),
   });
@@ -43,8 +52,7 @@ export function clearSessionCookie(
   void reply.clearCookie(sessionCookieName, {
     httpOnly: true,
     sameSite: 'strict',
-    secure:
-      config.sessions.cookieSecure === 'auto' ? isHttps(request) : config.sessions.cookieSecure,
+    secure: secureCookie(request, config),
     path: '/',
   });
 }
@@ -83,7 +91,7 @@ export function checkCsrf(
     );
   }
   const origin = requestOrigin(request);
-  const own = publicOrigin ?? `${request.protocol}://${request.host}`;
+  const own = publicOrigin ?? ownOrigin(request);
   if (origin === undefined || (origin !== own && !corsOrigins.includes(origin))) {
     throw new AppError(
       'csrf_failed',

@@ -4,7 +4,12 @@ import type { FastifyRequest } from 'fastify';
 import { access } from '../../auth/scopes.js';
 import type { AppConfig } from '../../config/config.js';
 import { featurePlugin, type FeatureApp, type FeaturePlugin } from '../../http/feature-plugin.js';
-import { clearSessionCookie, sessionTokenOf, setSessionCookie } from '../../http/session-cookie.js';
+import {
+  clearSessionCookie,
+  ownOrigin,
+  sessionTokenOf,
+  setSessionCookie,
+} from '../../http/session-cookie.js';
 import { principalOf } from '../../http/types.js';
 import type { AccountService } from './account-service.js';
 import type { ApiKeyService } from './api-key-service.js';
@@ -174,7 +179,7 @@ async function providerLogout(
   if (!sso || ssoUsers === undefined) return null;
   if ((await ssoUsers.findUserByKey(keyId)) === undefined) return null;
   try {
-    return await sso.endSessionUrl(`${request.protocol}://${request.host}`);
+    return await sso.endSessionUrl(ownOrigin(request));
   } catch (error) {
     // The session is ended here whatever the provider does; only its own logout is skipped.
     request.log.warn({ err: error }, 'the identity provider’s logout could not be named');

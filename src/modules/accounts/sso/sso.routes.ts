@@ -10,7 +10,7 @@ import {
   type FeatureApp,
   type FeaturePlugin,
 } from '../../../http/feature-plugin.js';
-import { setSessionCookie } from '../../../http/session-cookie.js';
+import { ownOrigin, secureCookie, setSessionCookie } from '../../../http/session-cookie.js';
 import type { LoginThrottle } from '../login-throttle.js';
 import type { SsoAuditSink } from './sso-audit.js';
 import { callbackPath, loginTtlMs, SignInFailure, type SsoService } from './sso-service.js';
@@ -32,11 +32,6 @@ const notConfigured = () =>
     'not_found',
     'Single sign-on is not configured on this service. An operator enables it with auth.oidc in the config file (issuer, client_id, client_secret_env, role_scopes; see docs/sso.md). Log in with an API key meanwhile.',
   );
-
-function secureCookie(request: FastifyRequest, config: Pick<AppConfig, 'sessions'>): boolean {
-  const setting = config.sessions.cookieSecure;
-  return setting === 'auto' ? request.protocol === 'https' : setting;
-}
 
 /** Lax, not Strict: the provider's redirect back to the callback is a cross-site navigation. */
 function signInCookieOptions(request: FastifyRequest, config: Pick<AppConfig, 'sessions'>) {
@@ -123,10 +118,7 @@ function loginRoute(app: FeatureApp, services: SsoRouteServices): void {
       const { sso, config } = services;
       if (sso === null) throw notConfigured();
       await services.loginThrottle.attempt(request.ip);
-      const started = await sso.begin(
-        request.query.return_to,
-        `${request.protocol}://${request.host}`,
-      );
+      const started = await sso.begin(request.query.return_to, ownOrigin(request));
       return reply
         .setCookie(signInCookieName, started.cookieValue, {
           ...signInCookieOptions(request, config),
