@@ -106,19 +106,22 @@ export class SsoService {
     return this.options.config.displayName;
   }
 
+  /** Where the provider sends the browser back: configured, else this service's callback. */
+  private redirectUri(requestOrigin: string): string {
+    const { config, publicOrigin } = this.options;
+    return config.redirectUrl ?? `${publicOrigin ?? requestOrigin}${callbackPath}`;
+  }
+
   /**
    * Where to send the browser to sign the person out at the provider too (OpenID Connect
    * RP-initiated logout), when the provider offers it; null otherwise. No ID token is kept, so the
    * request names this client (`client_id`) and where to come back.
    */
   async endSessionUrl(requestOrigin: string): Promise<string | null> {
-    const { config, publicOrigin } = this.options;
+    const { config } = this.options;
     const configuration = await this.client.configuration();
     if (configuration.serverMetadata().end_session_endpoint === undefined) return null;
-    const origin =
-      config.redirectUrl === null
-        ? (publicOrigin ?? requestOrigin)
-        : new URL(config.redirectUrl).origin;
+    const origin = new URL(this.redirectUri(requestOrigin)).origin;
     const oidc = await openidClient();
     return oidc.buildEndSessionUrl(configuration, {
       client_id: config.clientId,
@@ -131,8 +134,7 @@ export class SsoService {
     const { config, users, now } = this.options;
     const oidc = await openidClient();
     const configuration = await this.client.configuration();
-    const redirectUri =
-      config.redirectUrl ?? `${this.options.publicOrigin ?? requestOrigin}${callbackPath}`;
+    const redirectUri = this.redirectUri(requestOrigin);
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
