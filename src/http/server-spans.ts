@@ -31,9 +31,8 @@ function start(rt: TelemetryRuntime, request: FastifyRequest, reply: FastifyRepl
   // 'close' comes for every answer: sent whole, streamed to the end, or cut by the client.
   reply.raw.once('close', () => {
     const status = reply.raw.statusCode;
-    const principal = (request as { principal?: { accountId: string; keyId: string } | null })
-      .principal;
-    if (principal) {
+    const { principal } = request;
+    if (principal !== null) {
       span.setAttributes({
         'platform.account.id': principal.accountId,
         'platform.api_key.id': principal.keyId,

@@ -125,9 +125,9 @@ export function errorTypeOf(error: unknown): string {
 const cut = (text: string) =>
   text.length > maxCapturedChars ? `${text.slice(0, maxCapturedChars)}…` : text;
 
-export function inputMessages(request: GenerationRequest): string {
+export function inputMessages(messages: GenerationRequest['messages']): string {
   return JSON.stringify(
-    request.messages.map((turn) => ({
+    messages.map((turn) => ({
       role: turn.role,
       parts: [{ type: 'text', content: cut(turn.content) }],
     })),

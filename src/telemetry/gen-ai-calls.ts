@@ -35,13 +35,13 @@ const contextKey = Symbol.for('conversational-ai-platform.gen-ai-call');
  * One model call: its attributes, the attempt spans its HTTP requests open, and how it ended.
  * The metrics are recorded once per call, when it ends.
  */
-class GenAiCall {
+class GenAiCall implements TracedCall {
   private attempt: Api.Span | null = null;
   private attempts = 0;
   private readonly started = performance.now();
   private readonly startTime = Date.now();
   private firstContentAt: number | null = null;
-  readonly context: Api.Context;
+  private readonly context: Api.Context;
 
   constructor(
     private readonly rt: TelemetryRuntime,
@@ -52,43 +52,49 @@ class GenAiCall {
     this.context = rt.api.context.active().setValue(contextKey, this);
   }
 
+  within<T>(work: () => T): T {
+    return this.rt.api.context.with(this.context, work);
+  }
+
+  /** A CLIENT span of this call, a child of what is active (the request, the run, the tool). */
+  private openSpan(attributes: Attributes, startTime?: number): Api.Span {
+    return this.rt.tracer.startSpan(
+      this.name,
+      {
+        kind: this.rt.api.SpanKind.CLIENT,
+        attributes,
+        ...(startTime === undefined ? {} : { startTime }),
+      },
+      this.rt.api.context.active(),
+    );
+  }
+
+  /** Ends `span` as failed with `errorType`. */
+  private endFailed(span: Api.Span, errorType: string): void {
+    span.setAttribute('error.type', errorType);
+    span.setStatus({ code: this.rt.api.SpanStatusCode.ERROR });
+    span.end();
+  }
+
   /** An HTTP request for this call begins: a span of its own, whose context the request carries. */
   begin(url: URL): Api.Span {
     // A retry: the attempt before it failed (its client said so) or was given up.
     if (this.attempt !== null) this.endAttempt(this.attempt, 'retried');
     this.attempts += 1;
-    const span = this.rt.tracer.startSpan(
-      this.name,
-      {
-        kind: this.rt.api.SpanKind.CLIENT,
-        attributes: { ...this.attributes, ...serverOf(url) },
-      },
-      this.rt.api.context.active(),
-    );
+    const span = this.openSpan({ ...this.attributes, ...serverOf(url) });
     this.attempt = span;
     return span;
   }
 
   /** The HTTP request `span` belongs to failed (its status, or a connection error). */
   endAttempt(span: Api.Span, errorType: string): void {
-    span.setAttribute('error.type', errorType);
-    span.setStatus({ code: this.rt.api.SpanStatusCode.ERROR });
-    span.end();
+    this.endFailed(span, errorType);
     if (this.attempt === span) this.attempt = null;
   }
 
   /** The span the call's outcome goes on: the open attempt, else one covering the whole call. */
   private last(): Api.Span {
-    if (this.attempt !== null) return this.attempt;
-    return this.rt.tracer.startSpan(
-      this.name,
-      {
-        kind: this.rt.api.SpanKind.CLIENT,
-        attributes: this.attributes,
-        startTime: this.startTime,
-      },
-      this.rt.api.context.active(),
-    );
+    return this.attempt ?? this.openSpan(this.attributes, this.startTime);
   }
 
   contentSeen(): void {
@@ -102,7 +108,7 @@ class GenAiCall {
   succeeded(
     finishReason: string | null,
     usage: TokenUsage | undefined,
-    output: string | null,
+    output: string | null = null,
   ): void {
     const span = this.last();
     span.setAttributes({
@@ -141,10 +147,7 @@ class GenAiCall {
       this.record(errorType);
       return;
     }
-    const span = this.last();
-    span.setAttribute('error.type', errorType);
-    span.setStatus({ code: this.rt.api.SpanStatusCode.ERROR });
-    span.end();
+    this.endFailed(this.last(), errorType);
     this.attempt = null;
     this.record(errorType);
   }
@@ -180,14 +183,23 @@ export function upstreamAttempt(url: URL, headers: Record<string, string>): Upst
   return { failed: (errorType) => call.endAttempt(span, errorType) };
 }
 
+/** What a chat call's span is made of; `messages` when the call has them as the platform's. */
+type ChatCallRequest = Pick<
+  GenerationRequest,
+  'maxTokens' | 'temperature' | 'params' | 'attribution'
+> &
+  Partial<Pick<GenerationRequest, 'messages'>>;
+
 function callOf(
   rt: TelemetryRuntime,
   base: Attributes,
-  request: GenerationRequest,
+  request: ChatCallRequest,
   stream: boolean,
 ): GenAiCall {
   const attributes = { ...base, ...requestAttributes(request, stream) };
-  if (rt.captureMessageContent) attributes['gen_ai.input.messages'] = inputMessages(request);
+  if (rt.captureMessageContent && request.messages !== undefined) {
+    attributes['gen_ai.input.messages'] = inputMessages(request.messages);
+  }
   return new GenAiCall(rt, `chat ${String(base['gen_ai.request.model'])}`, attributes, base);
 }
 
@@ -200,9 +212,7 @@ function tracedStream(
   return {
     [Symbol.asyncIterator]() {
       const call = callOf(rt, base, request, true);
-      const inner = rt.api.context.with(call.context, () =>
-        model.stream(request)[Symbol.asyncIterator](),
-      );
+      const inner = call.within(() => model.stream(request)[Symbol.asyncIterator]());
       let text = '';
       let ended = false;
       const end = (outcome: () => void) => {
@@ -214,7 +224,7 @@ function tracedStream(
         async next() {
           let step: IteratorResult<StreamPart>;
           try {
-            step = await rt.api.context.with(call.context, () => inner.next());
+            step = await call.within(() => inner.next());
           } catch (error) {
             end(() => call.failed(error));
             throw error;
@@ -249,7 +259,7 @@ export function tracedChatModel(model: ChatModel, definition: ModelDefinition): 
     async generate(request: GenerationRequest): Promise<GenerationResult> {
       const call = callOf(rt, base, request, false);
       try {
-        const result = await rt.api.context.with(call.context, () => model.generate(request));
+        const result = await call.within(() => model.generate(request));
         if (result.text !== '' || (result.toolCalls?.length ?? 0) > 0) call.contentSeen();
         call.succeeded(result.finishReason, result.usage, result.text);
         return result;
@@ -278,10 +288,8 @@ export function tracedEmbeddingModel(
       if (attribution !== undefined) attributes['platform.account.id'] = attribution.accountId;
       const call = new GenAiCall(rt, name, attributes, base);
       try {
-        const result = await rt.api.context.with(call.context, () =>
-          model.embed(texts, signal, attribution),
-        );
-        call.succeeded(null, { promptTokens: result.tokens, completionTokens: 0 }, null);
+        const result = await call.within(() => model.embed(texts, signal, attribution));
+        call.succeeded(null, { promptTokens: result.tokens, completionTokens: 0 });
         return result;
       } catch (error) {
         call.failed(error);
@@ -303,18 +311,9 @@ export interface TracedCall {
 /** Begins tracing one chat call of `definition`; null when telemetry does not run. */
 export function traceChatCall(
   definition: ModelDefinition,
-  request: Pick<GenerationRequest, 'maxTokens' | 'temperature' | 'params' | 'attribution'>,
+  request: ChatCallRequest,
   stream: boolean,
 ): TracedCall | null {
   const rt = telemetry();
-  if (rt === null) return null;
-  const base = modelAttributes('chat', definition);
-  const attributes = { ...base, ...requestAttributes(request, stream) };
-  const call = new GenAiCall(rt, `chat ${String(base['gen_ai.request.model'])}`, attributes, base);
-  return {
-    within: (work) => rt.api.context.with(call.context, work),
-    contentSeen: () => call.contentSeen(),
-    succeeded: (finishReason, usage) => call.succeeded(finishReason, usage, null),
-    failed: (error) => call.failed(error),
-  };
+  return rt === null ? null : callOf(rt, modelAttributes('chat', definition), request, stream);
 }

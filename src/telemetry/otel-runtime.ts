@@ -35,45 +35,46 @@ export function telemetry(): TelemetryRuntime | null {
   return runtime;
 }
 
+/** Each GenAI histogram: its name, description, unit and the conventions' bucket boundaries. */
+const histograms: Record<keyof GenAiInstruments, [string, string, string, number[]]> = {
+  tokenUsage: [
+    'gen_ai.client.token.usage',
+    'Number of input and output tokens used',
+    '{token}',
+    [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+  ],
+  operationDuration: [
+    'gen_ai.client.operation.duration',
+    'GenAI operation duration',
+    's',
+    [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  ],
+  timeToFirstToken: [
+    'gen_ai.server.time_to_first_token',
+    'Time to generate first token for successful responses',
+    's',
+    [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0],
+  ],
+  timePerOutputToken: [
+    'gen_ai.server.time_per_output_token',
+    'Time per output token generated after the first token for successful responses',
+    's',
+    [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5],
+  ],
+};
+
 function instrumentsOf(meter: Api.Meter): GenAiInstruments {
+  const histogram = ([name, description, unit, boundaries]: [string, string, string, number[]]) =>
+    meter.createHistogram(name, {
+      description,
+      unit,
+      advice: { explicitBucketBoundaries: boundaries },
+    });
   return {
-    tokenUsage: meter.createHistogram('gen_ai.client.token.usage', {
-      description: 'Number of input and output tokens used',
-      unit: '{token}',
-      advice: {
-        explicitBucketBoundaries: [
-          1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
-        ],
-      },
-    }),
-    operationDuration: meter.createHistogram('gen_ai.client.operation.duration', {
-      description: 'GenAI operation duration',
-      unit: 's',
-      advice: {
-        explicitBucketBoundaries: [
-          0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
-        ],
-      },
-    }),
-    timeToFirstToken: meter.createHistogram('gen_ai.server.time_to_first_token', {
-      description: 'Time to generate first token for successful responses',
-      unit: 's',
-      advice: {
-        explicitBucketBoundaries: [
-          0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
-          10.0,
-        ],
-      },
-    }),
-    timePerOutputToken: meter.createHistogram('gen_ai.server.time_per_output_token', {
-      description: 'Time per output token generated after the first token for successful responses',
-      unit: 's',
-      advice: {
-        explicitBucketBoundaries: [
-          0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
-        ],
-      },
-    }),
+    tokenUsage: histogram(histograms.tokenUsage),
+    operationDuration: histogram(histograms.operationDuration),
+    timeToFirstToken: histogram(histograms.timeToFirstToken),
+    timePerOutputToken: histogram(histograms.timePerOutputToken),
   };
 }
 
@@ -146,12 +147,10 @@ export async function startTelemetry(
 /** Ends what is pending now (tests read the receiver after it). */
 export async function flushTelemetry(): Promise<void> {
   if (sdk === null || runtime === null) return;
+  type Flushable = { forceFlush?: () => Promise<void> };
   const { api } = runtime;
-  const provider = api.trace.getTracerProvider() as { forceFlush?: () => Promise<void> };
-  const delegate = (
-    provider as { getDelegate?: () => { forceFlush?: () => Promise<void> } }
-  ).getDelegate?.();
-  await (delegate?.forceFlush ?? provider.forceFlush)?.call(delegate ?? provider);
-  const meterProvider = api.metrics.getMeterProvider() as { forceFlush?: () => Promise<void> };
-  await meterProvider.forceFlush?.();
+  // The API's global tracer provider is a proxy of the SDK's, which is the one that flushes.
+  const proxy = api.trace.getTracerProvider() as Flushable & { getDelegate?: () => Flushable };
+  await (proxy.getDelegate?.() ?? proxy).forceFlush?.();
+  await (api.metrics.getMeterProvider() as Flushable).forceFlush?.();
 }
