@@ -165,13 +165,6 @@ export interface SpendResult {
 
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
-interface Totals {
-  up: number;
-  mp: number;
-  us: number;
-  ms: number;
-}
-
 /**
  * On a machine of several cores, the two platforms run on the same core and everything else (this
  * client, the upstream) elsewhere: a process the scheduler moves between cores, or that shares
@@ -242,63 +235,89 @@ export async function measureTwo(
   }
 }
 
-/** Starts a pair of platforms, unmetered and metered, measures them in turns, and stops them. */
-async function measurePair(
-  directory: string,
-  name: string,
-  upstreamUrl: string,
-  adminKey: string,
-  meteredFirst: boolean,
-): Promise<Totals> {
-  const start = (metered: boolean) => () =>
-    startPlatform(directory, `${name}-${metered ? 'on' : 'off'}`, upstreamUrl, adminKey, metered);
-  const { a: off, b: on } = await measureTwo(start(false), start(true), meteredFirst);
-  return { up: off.plain, mp: on.plain, us: off.streamed, ms: on.streamed };
+/** Two configurations over the same requests: ms of CPU per request of each, and their ratios. */
+export interface Paired {
+  requests_each: number;
+  a_plain_ms: number;
+  b_plain_ms: number;
+  a_streamed_ms: number;
+  b_streamed_ms: number;
+  /** b ÷ a over every pair. */
+  plain_ratio: number;
+  streamed_ratio: number;
+  /** Each pair of processes' own ratios, to show the spread between runs. */
+  pair_ratios: Array<{ plain: number; streamed: number }>;
 }
 
 /**
- * Measures `pairs` pairs of processes one after the other: two processes of one build differ by
- * a few per cent from JIT and garbage-collection timing alone, so one pair says little.
+ * Measures `pairs` pairs of processes (configuration a, then b, started by `start(pair)`) one
+ * after the other: two processes of one build differ by a few per cent from JIT and
+ * garbage-collection timing alone, so one pair says little. Which starts first alternates.
  */
+export async function measurePairs(
+  startA: (pair: number) => Promise<Started>,
+  startB: (pair: number) => Promise<Started>,
+): Promise<Paired> {
+  const sums = { ap: 0, bp: 0, as: 0, bs: 0 };
+  const pairRatios: Paired['pair_ratios'] = [];
+  for (let pair = 0; pair < pairs; pair += 1) {
+    const { a, b } = await measureTwo(
+      () => startA(pair),
+      () => startB(pair),
+      pair % 2 === 1,
+    );
+    pairRatios.push({
+      plain: round3(b.plain / a.plain),
+      streamed: round3(b.streamed / a.streamed),
+    });
+    sums.ap += a.plain;
+    sums.bp += b.plain;
+    sums.as += a.streamed;
+    sums.bs += b.streamed;
+  }
+  const requests = pairs * rounds * requestsPerRound;
+  return {
+    requests_each: requests,
+    a_plain_ms: round3(sums.ap / requests),
+    b_plain_ms: round3(sums.bp / requests),
+    a_streamed_ms: round3(sums.as / requests),
+    b_streamed_ms: round3(sums.bs / requests),
+    plain_ratio: round3(sums.bp / sums.ap),
+    streamed_ratio: round3(sums.bs / sums.as),
+    pair_ratios: pairRatios,
+  };
+}
+
+/** Unmetered (a) against metered (b) processes of the same build. */
 export async function measureSpendOverhead(
   directory: string,
   upstreamUrl: string,
   adminKey: string,
 ): Promise<SpendResult> {
-  const all = { up: 0, mp: 0, us: 0, ms: 0 };
-  const pairRatios: SpendResult['pair_ratios'] = [];
+  const start = (metered: boolean) => (pair: number) =>
+    startPlatform(
+      directory,
+      `spend${pair}-${metered ? 'on' : 'off'}`,
+      upstreamUrl,
+      adminKey,
+      metered,
+    );
+  let paired: Paired;
   try {
-    for (let pair = 0; pair < pairs; pair += 1) {
-      const totals = await measurePair(
-        directory,
-        `spend${pair}`,
-        upstreamUrl,
-        adminKey,
-        pair % 2 === 1,
-      );
-      pairRatios.push({
-        plain: round3(totals.mp / totals.up),
-        streamed: round3(totals.ms / totals.us),
-      });
-      all.up += totals.up;
-      all.mp += totals.mp;
-      all.us += totals.us;
-      all.ms += totals.ms;
-    }
+    paired = await measurePairs(start(false), start(true));
   } finally {
     closeClient();
   }
-  const requests = pairs * rounds * requestsPerRound;
   return {
     pairs,
-    requests_each: requests,
-    unmetered_plain_ms: round3(all.up / requests),
-    metered_plain_ms: round3(all.mp / requests),
-    unmetered_streamed_ms: round3(all.us / requests),
-    metered_streamed_ms: round3(all.ms / requests),
-    plain_ratio: round3(all.mp / all.up),
-    streamed_ratio: round3(all.ms / all.us),
-    pair_ratios: pairRatios,
+    requests_each: paired.requests_each,
+    unmetered_plain_ms: paired.a_plain_ms,
+    metered_plain_ms: paired.b_plain_ms,
+    unmetered_streamed_ms: paired.a_streamed_ms,
+    metered_streamed_ms: paired.b_streamed_ms,
+    plain_ratio: paired.plain_ratio,
+    streamed_ratio: paired.streamed_ratio,
+    pair_ratios: paired.pair_ratios,
   };
 }
 

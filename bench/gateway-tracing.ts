@@ -12,10 +12,11 @@ import { startGatewayPlatform } from './gateway-platform.js';
 import {
   closeClient,
   json,
-  measureTwo,
+  measurePairs,
   pairs,
   requestsPerRound,
   rounds,
+  type Paired,
   type Started,
 } from './gateway-spend.js';
 import { machine, writeResults } from './support.js';
@@ -26,19 +27,7 @@ interface Variant {
   env?: Record<string, string>;
 }
 
-interface Comparison {
-  a: string;
-  b: string;
-  a_plain_ms: number;
-  b_plain_ms: number;
-  a_streamed_ms: number;
-  b_streamed_ms: number;
-  plain_ratio: number;
-  streamed_ratio: number;
-  pair_ratios: Array<{ plain: number; streamed: number }>;
-}
-
-const round3 = (value: number) => Math.round(value * 1000) / 1000;
+type Comparison = Paired & { a: string; b: string };
 
 async function startVariant(
   directory: string,
@@ -71,33 +60,9 @@ async function compare(
   a: Variant,
   b: Variant,
 ): Promise<Comparison> {
-  const sums = { ap: 0, bp: 0, as: 0, bs: 0 };
-  const pairRatios: Comparison['pair_ratios'] = [];
-  for (let pair = 0; pair < pairs; pair += 1) {
-    const start = (variant: Variant) => () =>
-      startVariant(directory, `${variant.label}-${pair}`, upstreamUrl, adminKey, variant);
-    const totals = await measureTwo(start(a), start(b), pair % 2 === 1);
-    pairRatios.push({
-      plain: round3(totals.b.plain / totals.a.plain),
-      streamed: round3(totals.b.streamed / totals.a.streamed),
-    });
-    sums.ap += totals.a.plain;
-    sums.bp += totals.b.plain;
-    sums.as += totals.a.streamed;
-    sums.bs += totals.b.streamed;
-  }
-  const requests = pairs * rounds * requestsPerRound;
-  return {
-    a: a.label,
-    b: b.label,
-    a_plain_ms: round3(sums.ap / requests),
-    b_plain_ms: round3(sums.bp / requests),
-    a_streamed_ms: round3(sums.as / requests),
-    b_streamed_ms: round3(sums.bs / requests),
-    plain_ratio: round3(sums.bp / sums.ap),
-    streamed_ratio: round3(sums.bs / sums.as),
-    pair_ratios: pairRatios,
-  };
+  const start = (variant: Variant) => (pair: number) =>
+    startVariant(directory, `${variant.label}-${pair}`, upstreamUrl, adminKey, variant);
+  return { a: a.label, b: b.label, ...(await measurePairs(start(a), start(b))) };
 }
 
 /** An OTLP/HTTP endpoint that takes every export and answers at once (counting them). */
