@@ -1,8 +1,7 @@
-// An audit record as the domain sees it, its canonical form and its hash. The hash is the SHA-256
+// An audit record as the domain sees it, and its hash. The hash is the SHA-256
 // of a JSON array of every field in a fixed order, the previous record's hash last: changing any
 // field of a stored record (or the order of records) changes the hash the next record names.
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../validation/canonical-json.js';
 
 /** The `prev_hash` of an account's first record. */
 export const genesisHash = '0'.repeat(64);
