@@ -29,8 +29,9 @@ const include = ['src/**/*.test.ts', 'test/**/*.test.ts'];
 
 /**
  * Files that build and run the container image (podman): minutes, not seconds, most of it the
- * image's build, which they share (test/support/containers.ts). A project of their own, with a time
- * limit that only stops a hang; they skip, saying why, where podman is missing.
+ * image's build, which they share (test/support/containers.ts) and which the project's global
+ * setup starts in the background. A project of their own, with a time limit that only stops a
+ * hang; they skip, saying why, where podman is missing.
  */
 const containerFiles = ['test/container/**/*.test.ts'];
 
@@ -78,6 +79,8 @@ export default defineConfig({
         test: {
           name: 'containers',
           include: containerFiles,
+          // The image's build starts before the first file and runs beside the others.
+          globalSetup: ['test/support/image-build-setup.ts'],
           isolate: true,
           testTimeout: 15 * 60_000,
           hookTimeout: 60 * 60_000,

@@ -5,10 +5,19 @@
 // TEST_CONTAINERS=required (as .ci/run sets after preparing podman) they fail instead.
 //
 // The image is built from a clean clone of HEAD (uncommitted files are not in it), once per process
-// and one process at a time (a lock file): the second build is all cache hits.
+// and one process at a time (a lock file): the second build is all cache hits. In a whole run the
+// containers project's global setup starts it before the first test file, and it runs while the
+// other files do; the container files, started later, wait for it.
 // TEST_IMAGE_CONTEXT=worktree builds from the working tree instead, while developing.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -153,9 +162,63 @@ export interface BuiltImage {
 }
 
 let built: Promise<BuiltImage> | undefined;
+let awaited: Promise<BuiltImage> | undefined;
+
+/**
+ * Where the run's background build (test/support/image-build-setup.ts) writes its outcome, set in
+ * the environment the test workers inherit.
+ */
+const backgroundBuildFile = 'TEST_IMAGE_BUILD_FILE';
+
+type BuildOutcome = { image: BuiltImage } | { error: string };
+
+/**
+ * The image this run's tests use: the one the run's global setup started building before the first
+ * test file (awaited here), or, without such a build (a test file run on its own worker setup), one
+ * built here, once per process.
+ */
+export function buildImage(podman: Podman): Promise<BuiltImage> {
+  const file = process.env[backgroundBuildFile];
+  if (file === undefined) return buildImageNow(podman);
+  awaited ??= (async () => {
+    while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 500));
+    const outcome = JSON.parse(readFileSync(file, 'utf8')) as BuildOutcome;
+    if ('error' in outcome) throw new Error(outcome.error);
+    return outcome.image;
+  })();
+  return awaited;
+}
+
+/**
+ * Starts building the image in this process without waiting for it (the containers project's
+ * global setup, so that the build runs while the other test files do); the returned function waits
+ * for it to end. Without podman nothing starts: the tests say why when they run.
+ */
+export async function startBackgroundBuild(): Promise<() => Promise<void>> {
+  const found = await findPodman();
+  if ('reason' in found) return () => Promise.resolve();
+  const directory = mkdtempSync(path.join(tmpdir(), 'platform-image-build-'));
+  const file = path.join(directory, 'outcome.json');
+  const building = buildImageNow(found.podman).then(
+    (image): BuildOutcome => ({ image }),
+    (error: unknown): BuildOutcome => ({
+      error: error instanceof Error ? error.message : String(error),
+    }),
+  );
+  const written = building.then((outcome) => {
+    // Written whole under another name, then renamed: a reader never sees half of it.
+    writeFileSync(`${file}.partial`, JSON.stringify(outcome));
+    renameSync(`${file}.partial`, file);
+  });
+  process.env[backgroundBuildFile] = file;
+  return async () => {
+    await written;
+    rmSync(directory, { recursive: true, force: true });
+  };
+}
 
 /** Builds the image (once per process, one process at a time); its build log goes to `logFile`. */
-export function buildImage(podman: Podman): Promise<BuiltImage> {
+function buildImageNow(podman: Podman): Promise<BuiltImage> {
   built ??= (async () => {
     const lockTarget = path.join(tmpdir(), 'platform-image-build');
     writeFileSync(lockTarget, '');
