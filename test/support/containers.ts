@@ -10,14 +10,7 @@
 // other files do; the container files, started later, wait for it.
 // TEST_IMAGE_CONTEXT=worktree builds from the working tree instead, while developing.
 import { execFile, spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
