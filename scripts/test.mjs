@@ -1,0 +1,84 @@
+// `npm test`: the dashboard's build, the checks and the suite, overlapping as far as their order
+// allows, instead of one after another.
+//
+//   node scripts/test.mjs [vitest arguments…]
+//
+// The dashboard's API types are generated first: the bundle and the lint's type check read them.
+// Then the dashboard is bundled (the browser tests serve it), and as soon as it is, the suite runs
+// (`vitest run` with the arguments given, its output live). The format check starts at once and the
+// lint with its type check (oxlint's type-aware rules and TypeScript's own check of both projects,
+// `--type-check`) after the types; both run at a lower priority beside the suite, whose test files
+// spend part of their time waiting (on sockets, child processes, a browser) and leave a core idle.
+// Each check's output is printed whole when it ends (at once if it fails), and any failing step
+// fails the whole after every step has ended.
+import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+const started = Date.now();
+const seconds = (since) => ((Date.now() - since) / 1000).toFixed(1);
+
+/**
+ * Runs one step with its output captured (or, `live`, passed through); resolves with whether it
+ * passed. `background`: at a lower priority, so that the suite's processes come first.
+ */
+function run(name, command, args, { background = false, live = false } = {}) {
+  const stepStarted = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd: root,
+      env: live ? process.env : { ...process.env, FORCE_COLOR: '0' },
+      stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    });
+    if (background && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, 10);
+      } catch {
+        // Not allowed here: it runs at the same priority, only the suite a little slower.
+      }
+    }
+    const output = [];
+    child.stdout?.on('data', (chunk) => output.push(chunk));
+    child.stderr?.on('data', (chunk) => output.push(chunk));
+    const finish = (passed, note = '') => {
+      const text = Buffer.concat(output).toString('utf8').trimEnd();
+      const stream = passed ? process.stdout : process.stderr;
+      stream.write(
+        `\n── ${name}: ${passed ? 'passed' : 'FAILED'} in ${seconds(stepStarted)} s${note}\n` +
+          (text === '' ? '' : `${text}\n`),
+      );
+      resolve(passed);
+    };
+    child.on('error', (error) => finish(false, ` (${error.message})`));
+    child.on('close', (code, signal) =>
+      finish(code === 0, code === 0 ? '' : ` (${signal ?? `exit status ${code}`})`),
+    );
+  });
+}
+
+const formatCheck = run('format check', bin('prettier'), ['--check', '.'], { background: true });
+const apiTypes = run('web API types', bin('tsx'), ['web/scripts/generate-api-types.ts']);
+const lint = apiTypes.then((generated) =>
+  generated
+    ? run('lint and type check', bin('oxlint'), ['--type-aware', '--type-check'], {
+        background: true,
+      })
+    : false,
+);
+const suite = apiTypes.then(async (generated) => {
+  if (!generated) return false;
+  if (!(await run('web bundle', 'npm', ['run', 'bundle', '-w', 'web']))) return false;
+  process.stdout.write(`\n── the suite, from ${seconds(started)} s:\n`);
+  return run('the suite', bin('vitest'), ['run', ...process.argv.slice(2)], { live: true });
+});
+
+const results = await Promise.all([formatCheck, apiTypes, lint, suite]);
+if (results.every(Boolean)) {
+  process.stdout.write(`\nnpm test: the checks and the suite passed in ${seconds(started)} s.\n`);
+} else {
+  process.stderr.write(`\nnpm test: a step failed (see above), after ${seconds(started)} s.\n`);
+  process.exitCode = 1;
+}
