@@ -136,7 +136,9 @@ describe('garbage collections while Object.prototype has an extra key', () => {
       const observer = new PerformanceObserver((list) => {
         const major = list
           .getEntries()
-          .some((entry) => (entry.detail as { kind?: number } | null)?.kind === majorCollection);
+          .some(
+            (entry) => (entry as { detail?: { kind?: number } }).detail?.kind === majorCollection,
+          );
         if (!major) return;
         observer.disconnect();
         resolve();
