@@ -8,8 +8,8 @@
 # `vulkan` its Vulkan build (plus libvulkan1), `all` both. Nothing else differs between them.
 ARG LLAMA_GPU=none
 
-# ---- build: every dependency, the service bundle (dist/) and the dashboard (web/dist) ----
-FROM node:20-bookworm-slim AS build
+# ---- dependencies: every package, from the lockfile alone ----
+FROM node:20-bookworm-slim AS dependencies
 # better-sqlite3 compiles its addon with node-gyp (the Node headers are in the base image).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ \
@@ -25,6 +25,9 @@ RUN node scripts/container/image-lockfile.mjs "$LLAMA_GPU" \
  && npm ci --no-audit --no-fund \
  && node -e "require('better-sqlite3')(':memory:')" \
  && test -d node_modules/@node-llama-cpp/linux-x64 && test -d node_modules/vite
+
+# ---- build: the service bundle (dist/) and the dashboard (web/dist) ----
+FROM dependencies AS build
 COPY tsconfig.json ./
 COPY scripts scripts
 COPY src src
@@ -33,8 +36,15 @@ RUN npm run build:server \
  && npx tsx web/scripts/generate-api-types.ts \
  && npm run bundle -w web \
  && test -f dist/main.js && test -f web/dist/index.html
-# Production dependencies of the service only (no dev tools, no packages of the dashboard's
-# sources), without what Node never loads there (scripts/container/trim-node-modules.mjs).
+
+# ---- production dependencies: the service's only (no dev tools, no packages of the dashboard's
+# sources), without what Node never loads there (scripts/container/trim-node-modules.mjs, which also
+# drops what the bundle carries: build-server.mjs's list). From the dependencies alone, not the
+# sources: a change to the sources rebuilds neither this stage nor the runtime's node_modules layer,
+# which stays the same layer from release to release. ----
+FROM dependencies AS production-dependencies
+COPY scripts/build-server.mjs scripts/
+COPY scripts/container/trim-node-modules.mjs scripts/container/
 RUN npm prune --omit=dev --no-workspaces --include-workspace-root --no-audit --no-fund \
  && rm -rf node_modules/.cache \
  && node scripts/container/trim-node-modules.mjs \
@@ -57,8 +67,8 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     NODE_LLAMA_CPP_SKIP_DOWNLOAD=true
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules node_modules
+COPY --from=production-dependencies /app/package.json ./
+COPY --from=production-dependencies /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY --from=build /app/web/dist web/dist
 # The native addons load here as they will at run time (a build can end "successfully" without).
