@@ -1,7 +1,6 @@
 // Reading the audit log through GET /v1/audit-log in tests, and running its command-line tool.
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import type { App } from '../../src/http/types.js';
+import { runCli } from './process.js';
 import { bearer } from './test-app.js';
 
 export interface AuditRecordJson {
@@ -66,34 +65,14 @@ export async function recordOf(
   return records.find((record) => record.target.id === targetId);
 }
 
-const repositoryRoot = path.resolve(import.meta.dirname, '../..');
-
-/** Runs `src/cli/audit.ts` (as `npm run audit --` runs its build) against `databaseUrl`. */
+/**
+ * Runs the audit tool (this run's build of it, as `npm run audit --` does; src/cli/audit.ts under
+ * tsx without one) against `databaseUrl`.
+ */
 export function runAuditCli(
   databaseUrl: string,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(repositoryRoot, 'src/cli/audit.ts'), ...args],
-      {
-        cwd: repositoryRoot,
-        env: {
-          PATH: process.env.PATH ?? '',
-          DATABASE_URL: databaseUrl,
-          LOG_LEVEL: 'silent',
-          ...env,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCli(args, { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env }, 'audit');
 }
