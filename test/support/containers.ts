@@ -11,7 +11,7 @@
 // TEST_IMAGE_CONTEXT=worktree builds from the working tree instead, while developing.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { repositoryRoot } from './process.js';
@@ -257,6 +257,15 @@ function buildTo(podman: Podman, context: string, logFile: string): Promise<numb
       context,
     ];
     const child = spawn('podman', args, { env: podman.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // At a lower priority (its processes inherit it): in a whole run it builds beside the test
+    // files, which come first; the container files, which wait for it, start minutes later.
+    if (child.pid !== undefined) {
+      try {
+        setPriority(child.pid, 10);
+      } catch {
+        // Not allowed here: it builds at the same priority.
+      }
+    }
     const chunks: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
