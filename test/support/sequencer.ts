@@ -37,6 +37,8 @@ export const longFiles = [
   'test/e2e/voice.test.ts',
   'test/http/tool-agent-safety.test.ts',
   'test/http/transcription-concurrency.test.ts',
+  'test/http/mcp-answers.test.ts',
+  'test/required-services.test.ts',
 ];
 
 export default class LongFilesFirst extends BaseSequencer {
