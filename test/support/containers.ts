@@ -167,8 +167,7 @@ type BuildOutcome = { image: BuiltImage } | { error: string };
 
 /**
  * The image this run's tests use: the one the run's global setup started building before the first
- * test file (awaited here), or, without such a build (a test file run on its own worker setup), one
- * built here, once per process.
+ * test file (awaited here), or, where none was started, one built here, once per process.
  */
 export function buildImage(podman: Podman): Promise<BuiltImage> {
   const file = process.env[backgroundBuildFile];
