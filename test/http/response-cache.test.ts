@@ -183,6 +183,15 @@ describe.each(allDialects)('the exact response cache ($name)', (dialect) => {
         .split('\n')
         .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
         .map((line) => JSON.parse(line.slice(6)) as { choices: { delta: { content?: string } }[] });
+    const { ledger } = harness.services.usageLedger;
+    const records = () =>
+      harness.services.storage.db
+        .selectFrom('usage_records')
+        .select(['id', 'cache_hit', 'cost_micros', 'status', 'output_tokens'])
+        .where('model', '=', 'cached')
+        .execute();
+    await ledger.flush();
+    const earlier = new Set((await records()).map((row) => row.id));
     const first = await post(body);
     expect(first.headers['x-cache']).toBe('miss');
     const second = await post(body);
@@ -199,16 +208,20 @@ describe.each(allDialects)('the exact response cache ($name)', (dialect) => {
     expect(text(replayed)).toBe('Echo: stream me a few words please');
     expect(second.body.trimEnd().endsWith('data: [DONE]')).toBe(true);
 
-    await harness.services.usageLedger.ledger.flush();
-    const rows = await harness.services.storage.db
-      .selectFrom('usage_records')
-      .select(['cache_hit', 'cost_micros', 'status', 'output_tokens'])
-      .where('model', '=', 'cached')
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(2)
-      .execute();
-    const [hit, miss] = rows;
+    // The two calls' records, told apart by what they say rather than by their order: the streamed
+    // miss is recorded when its stream ends, which on a loaded machine can come after the hit's.
+    let rows: Awaited<ReturnType<typeof records>> = [];
+    for (;;) {
+      await ledger.flush();
+      rows = (await records()).filter((row) => !earlier.has(row.id));
+      if (rows.length >= 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(rows).toHaveLength(2);
+    const hit = rows.find((row) => Boolean(row.cache_hit));
+    const miss = rows.find((row) => !row.cache_hit);
+    expect(hit).toBeDefined();
+    expect(miss).toBeDefined();
     expect(Boolean(hit!.cache_hit)).toBe(true);
     expect(Number(hit!.cost_micros)).toBe(0);
     expect(hit!.status).toBe('ok');
