@@ -3,16 +3,18 @@
 //
 //   node scripts/test.mjs [vitest arguments…]
 //
-// The dashboard's API types are generated first: the bundle and the lint's type check read them.
-// Then the dashboard is bundled (the browser tests serve it), and as soon as it is, the suite runs
-// (`vitest run` with the arguments given, its output live). The format check starts at once and the
-// lint with its type check (oxlint's type-aware rules and TypeScript's own check of both projects,
-// `--type-check`) after the types; both run at a lower priority beside the suite, whose test files
-// spend part of their time waiting (on sockets, child processes, a browser) and leave a core idle.
-// Each check's output is printed whole when it ends (at once if it fails), and any failing step
-// fails the whole after every step has ended.
+// The suite (`vitest run` with the arguments given, its output live) starts at once. Beside it the
+// dashboard's API types are generated and the dashboard bundled (the lint's type check and the
+// bundle read the types); the tests that serve or measure the bundle wait for that step's outcome,
+// which it writes to the file TEST_WEB_BUNDLE_OUTCOME names (test/support/web-bundle.ts). The
+// format check starts at once and the lint with its type check (oxlint's type-aware rules and
+// TypeScript's own check of both projects, `--type-check`) after the types; both run at a lower
+// priority, since the suite's test files spend part of their time waiting (on sockets, child
+// processes, a browser) and leave a core idle. Each check's output is printed whole when it ends
+// (at once if it fails), and any failing step fails the whole after every step has ended.
 import { spawn } from 'node:child_process';
-import { setPriority } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -59,6 +61,11 @@ function run(name, command, args, { background = false, live = false } = {}) {
   });
 }
 
+const outcomeDirectory = mkdtempSync(path.join(tmpdir(), 'platform-test-'));
+const bundleOutcome = path.join(outcomeDirectory, 'web-bundle.json');
+process.env.TEST_WEB_BUNDLE_OUTCOME = bundleOutcome;
+
+const suite = run('the suite', bin('vitest'), ['run', ...process.argv.slice(2)], { live: true });
 const formatCheck = run('format check', bin('prettier'), ['--check', '.'], { background: true });
 const apiTypes = run('web API types', bin('tsx'), ['web/scripts/generate-api-types.ts']);
 const lint = apiTypes.then((generated) =>
@@ -68,14 +75,15 @@ const lint = apiTypes.then((generated) =>
       })
     : false,
 );
-const suite = apiTypes.then(async (generated) => {
-  if (!generated) return false;
-  if (!(await run('web bundle', 'npm', ['run', 'bundle', '-w', 'web']))) return false;
-  process.stdout.write(`\n── the suite, from ${seconds(started)} s:\n`);
-  return run('the suite', bin('vitest'), ['run', ...process.argv.slice(2)], { live: true });
-});
+const bundle = apiTypes
+  .then((generated) => generated && run('web bundle', 'npm', ['run', 'bundle', '-w', 'web']))
+  .then((built) => {
+    writeFileSync(bundleOutcome, JSON.stringify({ built }));
+    return built;
+  });
 
-const results = await Promise.all([formatCheck, apiTypes, lint, suite]);
+const results = await Promise.all([suite, formatCheck, apiTypes, lint, bundle]);
+rmSync(outcomeDirectory, { recursive: true, force: true });
 if (results.every(Boolean)) {
   process.stdout.write(`\nnpm test: the checks and the suite passed in ${seconds(started)} s.\n`);
 } else {

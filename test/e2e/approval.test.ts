@@ -20,7 +20,7 @@ import {
   type ServedApp,
 } from '../support/browser.js';
 
-const unavailable = browserUnavailableReason();
+const unavailable = await browserUnavailableReason();
 if (unavailable !== null)
   process.stdout.write(`\n[e2e] approval browser tests SKIPPED: ${unavailable}\n`);
 

@@ -18,7 +18,7 @@ import {
   type ServedApp,
 } from '../support/browser.js';
 
-const unavailable = browserUnavailableReason();
+const unavailable = await browserUnavailableReason();
 if (unavailable !== null)
   process.stdout.write(`\n[e2e] dashboard browser tests SKIPPED: ${unavailable}\n`);
 

@@ -21,7 +21,7 @@ import {
 import { listenIdentityProvider, type IdentityProvider } from '../support/identity-provider.js';
 import { createAccount } from '../support/test-app.js';
 
-const unavailable = browserUnavailableReason();
+const unavailable = await browserUnavailableReason();
 if (unavailable !== null)
   process.stdout.write(`\n[e2e] single sign-on browser tests SKIPPED: ${unavailable}\n`);
 

@@ -18,7 +18,7 @@ import {
   watchPageProblems,
 } from '../support/browser.js';
 
-const unavailable = browserUnavailableReason();
+const unavailable = await browserUnavailableReason();
 if (unavailable !== null)
   process.stdout.write(`\n[e2e] voice browser test SKIPPED: ${unavailable}\n`);
 

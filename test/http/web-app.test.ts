@@ -1,14 +1,15 @@
 // The built dashboard served by the service, on every dialect: index.html with a strict CSP and a
 // fresh nonce, hashed assets cached for a year (compressed when accepted), the app's routes falling
 // back to index.html while API paths keep their JSON 404, and a clear error when the app is not built.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
+import { webBundleBuilt } from '../support/web-bundle.js';
 
-const built = existsSync(path.resolve('web/dist/index.html'));
+const built = await webBundleBuilt();
 if (!built) {
   process.stdout.write(
     "\n[web-app] web/dist is not built: these tests are SKIPPED (run 'npm run build:web').\n",

@@ -7,6 +7,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterEach } from 'vitest';
 import type { DialectUnderTest } from './dialects.js';
 import { startChatHarness, type ChatHarness, type ChatHarnessOptions } from './chat-harness.js';
+import { webBundleBuilt } from './web-bundle.js';
 
 export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const screenshotDirectory = path.resolve('test-results');
@@ -20,12 +21,12 @@ const baseArgs = [
   '--no-first-run',
 ];
 
-/** Why browser tests cannot run here, or null when they can. */
-export function browserUnavailableReason(): string | null {
+/** Why browser tests cannot run here, or null when they can (once the bundle's build has ended). */
+export async function browserUnavailableReason(): Promise<string | null> {
   if (!existsSync(chromiumPath)) {
     return `Chromium is not installed at ${chromiumPath} (apt-get install -y chromium, or set CHROMIUM_PATH); .ci/run installs it.`;
   }
-  if (!existsSync(path.resolve('web/dist/index.html'))) {
+  if (!(await webBundleBuilt())) {
     return "The web app is not built (web/dist/index.html is missing): run 'npm run build:web' (npm test does it first).";
   }
   return null;
