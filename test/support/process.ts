@@ -41,6 +41,23 @@ export async function startService(
     ? undefined
     : path.join(builtService, 'main.js'),
 ): Promise<RunningService> {
+  // The free port is found by listening and closing: another process of the run can take it before
+  // the service listens (seen once in a loaded run with three workers). Then a new port is tried.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startServiceOnce(env, entry);
+    } catch (error) {
+      if (attempt >= 5 || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) {
+        throw error;
+      }
+    }
+  }
+}
+
+async function startServiceOnce(
+  env: Record<string, string>,
+  entry: string | undefined,
+): Promise<RunningService> {
   const port = await freePort();
   const args = entry === undefined ? ['--import', 'tsx', 'src/main.ts'] : [entry];
   const child = spawn(process.execPath, args, {
