@@ -34,12 +34,12 @@ function expectContractBody(body: string, status: number): ErrorJson['error'] {
   return parsed.error;
 }
 
+const majorCollection = constants.NODE_PERFORMANCE_GC_MAJOR;
+
 /**
  * Runs `body` while Object.prototype carries an enumerable `polluted` key, as it would after a
  * pollution, and always removes it again (test/support/no-pollution.ts checks that it was).
  */
-const majorCollection = constants.NODE_PERFORMANCE_GC_MAJOR;
-
 async function whilePolluted<T>(body: () => Promise<T>): Promise<T> {
   (Object.prototype as Record<string, unknown>).polluted = 'yes';
   try {

@@ -15,6 +15,7 @@ import { setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { repositoryRoot } from './process.js';
+import { untilWritten } from './written-file.js';
 
 export const baseImage = 'docker.io/library/node:20-bookworm-slim';
 export const imageTag = 'localhost/conversational-ai-platform:test';
@@ -173,7 +174,7 @@ export function buildImage(podman: Podman): Promise<BuiltImage> {
   const file = process.env[backgroundBuildFile];
   if (file === undefined) return buildImageNow(podman);
   awaited ??= (async () => {
-    while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 500));
+    await untilWritten(file);
     const outcome = JSON.parse(readFileSync(file, 'utf8')) as BuildOutcome;
     if ('error' in outcome) throw new Error(outcome.error);
     return outcome.image;

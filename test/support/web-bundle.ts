@@ -3,11 +3,10 @@
 // names the file that step writes when it ends, and these tests wait for it before they look.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { untilWritten } from './written-file.js';
 
 export async function webBundleBuilt(): Promise<boolean> {
   const outcome = process.env.TEST_WEB_BUNDLE_OUTCOME;
-  if (outcome !== undefined) {
-    while (!existsSync(outcome)) await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  if (outcome !== undefined) await untilWritten(outcome);
   return existsSync(path.resolve('web/dist/index.html'));
 }
