@@ -68,7 +68,12 @@ export function connect(
               () =>
                 fail(
                   new Error(
-                    `no '${type}' message within ${timeoutMs} ms; got ${messages.map((message) => message.type).join(', ')}`,
+                    `no '${type}' message within ${timeoutMs} ms; got ${messages
+                      .map((message) =>
+                        // An error's body says why, which is what a failure needs to show.
+                        message.type === 'error' ? JSON.stringify(message) : message.type,
+                      )
+                      .join(', ')}`,
                   ),
                 ),
               timeoutMs,
