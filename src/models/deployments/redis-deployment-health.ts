@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { UpstreamSettings } from '../../config/config.js';
+import { resubscribeOnReconnect, subscriberConnection } from '../../storage/redis-subscriber.js';
 import {
   healthy,
   memoryMs,
@@ -61,12 +62,7 @@ export class RedisDeploymentHealth implements DeploymentHealth {
     private readonly now: () => number = Date.now,
   ) {
     this.channel = `${prefix}:changes`;
-    this.subscriber = client.duplicate({
-      connectionName: this.channel,
-      lazyConnect: true,
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: null,
-    });
+    this.subscriber = subscriberConnection(client, this.channel);
     this.subscriber.on('error', (error: Error) =>
       logger.warn({ err: error }, 'redis subscriber connection error (deployment health)'),
     );
@@ -83,6 +79,9 @@ export class RedisDeploymentHealth implements DeploymentHealth {
     this.started ??= (async () => {
       await this.subscriber.connect();
       await this.subscriber.subscribe(this.channel);
+      // Changes published while it reconnected were lost: the copies are read again within a
+      // second anyway (freshForMs).
+      resubscribeOnReconnect(this.subscriber, this.channel, this.logger);
     })().catch((error: unknown) => {
       this.started = null;
       this.logger.warn({ err: error }, 'deployment health: could not subscribe to its channel');

@@ -4,6 +4,7 @@
 // change made anywhere — by this instance, another, or one recovering orphaned runs — is seen alike.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { resubscribeOnReconnect, subscriberConnection } from '../../storage/redis-subscriber.js';
 import type { PostgresListener } from '../../storage/dialects/postgres-notifications.js';
 
 /** Carries short text messages between the instances sharing one database. */
@@ -118,15 +119,7 @@ export function redisChangeTransport(
   channel: string,
   logger: Logger,
 ): ChangeTransport {
-  // A subscribed connection can do nothing else, so it is a connection of its own; it queues
-  // commands while reconnecting and resubscribes by itself (ioredis' autoResubscribe).
-  const subscriber = client.duplicate({
-    // Named, so that CLIENT LIST shows what the connection is for.
-    connectionName: `${channel}-subscriber`,
-    lazyConnect: true,
-    enableOfflineQueue: true,
-    maxRetriesPerRequest: null,
-  });
+  const subscriber = subscriberConnection(client, `${channel}-subscriber`);
   subscriber.on('error', (error: Error) =>
     logger.warn({ err: error }, 'redis subscriber connection error'),
   );
@@ -140,12 +133,7 @@ export function redisChangeTransport(
       await subscriber.subscribe(channel);
       // Every later 'ready' is a reconnection: once the subscription is confirmed again,
       // followers read again (messages published meanwhile were lost).
-      subscriber.on('ready', () => {
-        subscriber
-          .subscribe(channel)
-          .then(() => handlers.resumed())
-          .catch((error: unknown) => logger.warn({ err: error }, 'redis resubscribe failed'));
-      });
+      resubscribeOnReconnect(subscriber, channel, logger, () => handlers.resumed());
     },
     async publish(payload) {
       await client.publish(channel, payload);

@@ -1,0 +1,44 @@
+// A Redis connection of its own for one channel's messages (a subscribed connection can do nothing
+// else), shared by the executions' change feed and the deployments' health.
+//
+// ioredis can resubscribe by itself after a reconnection (its `autoResubscribe`), but it sends that
+// SUBSCRIBE without a handler on its promise: when the connection drops again before Redis answers,
+// or the service closes at that moment, the promise rejects ("Connection is closed.") with no one
+// to catch it, and Node stops the process on an unhandled rejection. A Redis that restarts twice in
+// a row, or a shutdown just after a reconnection, would take the service down. So the connection
+// resubscribes itself on every reconnection, and a failure there is logged: the next reconnection
+// tries again.
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/** A connection for subscribing, named so that CLIENT LIST shows what it is for. */
+export function subscriberConnection(client: Redis, connectionName: string): Redis {
+  return client.duplicate({
+    connectionName,
+    lazyConnect: true,
+    // Commands wait while it reconnects, rather than fail at once.
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: null,
+    autoResubscribe: false,
+  });
+}
+
+/**
+ * Once the first subscription is confirmed: subscribes to `channel` again at each reconnection
+ * (every later 'ready'), then calls `resumed` (messages published meanwhile were lost).
+ */
+export function resubscribeOnReconnect(
+  subscriber: Redis,
+  channel: string,
+  logger: Logger,
+  resumed: () => void = () => undefined,
+): void {
+  subscriber.on('ready', () => {
+    subscriber
+      .subscribe(channel)
+      .then(resumed)
+      .catch((error: unknown) =>
+        logger.warn({ err: error, channel }, 'redis: could not subscribe again after reconnecting'),
+      );
+  });
+}
