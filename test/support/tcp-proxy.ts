@@ -10,9 +10,19 @@ export interface TcpProxy {
   close(): Promise<void>;
   /** Listens again on the same port. */
   open(): Promise<void>;
+  /** Cuts every connection and goes on listening: a dropped connection, not an outage. */
+  drop(): void;
 }
 
-export async function startTcpProxy(target: URL): Promise<TcpProxy> {
+export interface TcpProxyOptions {
+  /**
+   * Sees each chunk a client sends; false holds that connection: the chunk and all the client sends
+   * after it never reach the service (a service that stopped answering on that connection).
+   */
+  forward?: (chunk: Buffer) => boolean;
+}
+
+export async function startTcpProxy(target: URL, options: TcpProxyOptions = {}): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   let server: net.Server | null = null;
   let port = 0;
@@ -25,7 +35,19 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
           socket.on('close', () => sockets.delete(socket));
           socket.on('error', () => undefined);
         }
-        client.pipe(upstream).pipe(client);
+        const { forward } = options;
+        if (forward === undefined) {
+          client.pipe(upstream);
+        } else {
+          let held = false;
+          client.on('data', (chunk: Buffer) => {
+            // Every chunk is shown, those after a held one too.
+            const passes = forward(chunk);
+            held ||= !passes;
+            if (!held) upstream.write(chunk);
+          });
+        }
+        upstream.pipe(client);
         client.on('close', () => upstream.destroy());
         upstream.on('close', () => client.destroy());
       });
@@ -54,5 +76,8 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
       if (closing !== null) await new Promise<void>((resolve) => closing.close(() => resolve()));
     },
     open: listen,
+    drop() {
+      for (const socket of sockets) socket.destroy();
+    },
   };
 }
