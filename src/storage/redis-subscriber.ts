@@ -2,12 +2,11 @@
 // else), shared by the executions' change feed and the deployments' health.
 //
 // ioredis can resubscribe by itself after a reconnection (its `autoResubscribe`), but it sends that
-// SUBSCRIBE without a handler on its promise: when the connection drops again before Redis answers,
-// or the service closes at that moment, the promise rejects ("Connection is closed.") with no one
-// to catch it, and Node stops the process on an unhandled rejection. A Redis that restarts twice in
-// a row, or a shutdown just after a reconnection, would take the service down. So the connection
-// resubscribes itself on every reconnection, and a failure there is logged: the next reconnection
-// tries again.
+// SUBSCRIBE without a handler on its promise: when the connection is closed before Redis answers
+// (the service stopping just after Redis came back), the promise rejects ("Connection is closed.")
+// with no one to catch it, and Node stops the process on an unhandled rejection. (A connection
+// lost again meanwhile is not enough: ioredis sends the command again on the next one.) So the
+// connection resubscribes itself on every reconnection, and a failure there is logged.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
