@@ -13,8 +13,10 @@ const maxPaths = 10_000;
 type Repository = Pick<BudgetsRepository, 'onPath' | 'ledgerSpend'>;
 
 export class BudgetPathCache implements Repository {
+  /** Counted through `maxSize`, not `max`, which would allocate its lists for every entry at once. */
   private readonly paths = new LRUCache<string, Promise<Budget[]>>({
-    max: maxPaths,
+    maxSize: maxPaths,
+    sizeCalculation: () => 1,
     ttl: budgetPathTtlMs,
   });
 

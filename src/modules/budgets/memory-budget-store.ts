@@ -26,8 +26,15 @@ interface Window {
 const maxWindows = 100_000;
 
 export class MemoryBudgetStore implements BudgetStore {
-  /** Each budget's current window, by budget id; a seed being read is shared by its callers. */
-  private readonly windows = new LRUCache<string, Window>({ max: maxWindows });
+  /**
+   * Each budget's current window, by budget id; a seed being read is shared by its callers.
+   * Counted through `maxSize` (each window weighs 1), not `max`: with `max`, lru-cache allocates
+   * its lists for all 100,000 entries at once, 15 ms and 3 MiB for a store still empty.
+   */
+  private readonly windows = new LRUCache<string, Window>({
+    maxSize: maxWindows,
+    sizeCalculation: () => 1,
+  });
   private readonly seeding = new Map<string, Promise<Window>>();
 
   reserve(
