@@ -227,7 +227,8 @@ export function toolTraffic(draws: SoakDraws): Record<string, Traffic> {
         store,
       });
       const completed = eventData(text, 'response.completed')?.response as
-        { conversation?: { id: string } | null } | undefined;
+        | { conversation?: { id: string } | null }
+        | undefined;
       if (completed === undefined) throw new Error('stream without response.completed');
       if (!store) return;
       const conversation = completed.conversation?.id;

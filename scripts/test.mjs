@@ -66,7 +66,7 @@ const bundleOutcome = path.join(outcomeDirectory, 'web-bundle.json');
 process.env.TEST_WEB_BUNDLE_OUTCOME = bundleOutcome;
 
 const suite = run('the suite', bin('vitest'), ['run', ...process.argv.slice(2)], { live: true });
-const formatCheck = run('format check', bin('prettier'), ['--check', '.'], { background: true });
+const formatCheck = run('format check', bin('oxfmt'), ['--check'], { background: true });
 const apiTypes = run('web API types', bin('tsx'), ['web/scripts/generate-api-types.ts']);
 const lint = apiTypes.then((generated) =>
   generated

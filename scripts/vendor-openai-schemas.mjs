@@ -76,7 +76,7 @@ for (const [fileName, names] of Object.entries(roots)) {
   // The document's own order, so that a refresh shows as a small diff.
   const schemas = Object.fromEntries(Object.entries(all).filter(([name]) => kept.has(name)));
   const trimmed = { openapi: document.openapi, info: document.info, components: { schemas } };
-  // Written as JSON.stringify lays it out (.prettierignore leaves vendored data alone).
+  // Written as JSON.stringify lays it out (`.oxfmtrc.json`'s ignorePatterns leave vendored data alone).
   writeFileSync(path.join(target, fileName), `${JSON.stringify(trimmed, null, 2)}\n`);
   process.stdout.write(`${fileName}: ${kept.size} of ${Object.keys(all).length} schemas\n`);
 }

@@ -22,7 +22,8 @@ export interface AgentPrompt {
 
 /** A structured answer, or the model's plain text and why it is not one. */
 export type StructuredAnswer<T> =
-  { structured: true; value: T } | { structured: false; text: string; reason: string };
+  | { structured: true; value: T }
+  | { structured: false; text: string; reason: string };
 
 function withoutFence(text: string): string {
   return text

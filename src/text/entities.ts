@@ -7,7 +7,15 @@ import type Compromise from 'compromise';
 import type * as Linkify from 'linkify-it';
 
 export type EntityType =
-  'email' | 'url' | 'money' | 'date' | 'person' | 'place' | 'organization' | 'name' | 'number';
+  | 'email'
+  | 'url'
+  | 'money'
+  | 'date'
+  | 'person'
+  | 'place'
+  | 'organization'
+  | 'name'
+  | 'number';
 
 export interface Entity {
   readonly type: EntityType;
@@ -32,7 +40,8 @@ const maxEntities = 50;
  */
 const require = createRequire(import.meta.url);
 let libraries:
-  { chrono: typeof Chrono; nlp: typeof Compromise; linkify: Linkify.LinkifyIt } | undefined;
+  | { chrono: typeof Chrono; nlp: typeof Compromise; linkify: Linkify.LinkifyIt }
+  | undefined;
 
 let prepared = false;
 

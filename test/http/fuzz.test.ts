@@ -299,7 +299,8 @@ describe.each(allDialects)('fuzzing every operation on $name', (dialect) => {
           const error = body.error!;
           expect(error.param === null || typeof error.param === 'string', what()).toBe(true);
           const entry = errorCatalog[error.code as ErrorCode] as
-            (typeof errorCatalog)[ErrorCode] | undefined;
+            | (typeof errorCatalog)[ErrorCode]
+            | undefined;
           expect(entry, `${what()}: code not in the catalog`).toBeDefined();
           expect([entry!.status, entry!.type], what()).toEqual([response.statusCode, error.type]);
           throw new Error(`${what()}: not the contract's error body`);

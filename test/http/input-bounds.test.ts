@@ -90,7 +90,8 @@ describe.each(allDialects)('request schemas on $name', (dialect) => {
           );
         }
         const body = (operation.requestBody as Schema | undefined)?.content as
-          Record<string, { schema: unknown }> | undefined;
+          | Record<string, { schema: unknown }>
+          | undefined;
         for (const media of Object.values(body ?? {})) {
           unbounded(resolve(media.schema), `${label} body`, found);
         }

@@ -55,52 +55,49 @@ describe.each(allDialects)('server timeouts and parser errors on $name', (dialec
     await harness.close();
   });
 
-  it.concurrent(
-    'cuts off a body sent one byte at a time with 408 once the request timeout passes',
-    async ({ expect }) => {
-      const result = await exchange(port, (socket) => {
-        socket.write(
-          'POST /v1/conversations HTTP/1.1\r\nHost: x\r\n' +
-            `Authorization: Bearer ${harness.adminKey}\r\n` +
-            'Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{',
-        );
-        const drip = setInterval(() => {
-          if (!socket.destroyed) socket.write(' ');
-        }, 300);
-        timers.push(drip);
-        socket.on('close', () => clearInterval(drip));
-      });
-      expect(errorOf(result.response)).toEqual({
-        status: 408,
-        code: 'request_timeout',
-        type: 'invalid_request_error',
-      });
-      // Not before the request timeout; that the server closed it at all is what the test waits for.
-      expect(result.closedAfterMs).toBeGreaterThanOrEqual(1900);
-    },
-  );
+  it.concurrent('cuts off a body sent one byte at a time with 408 once the request timeout passes', async ({
+    expect,
+  }) => {
+    const result = await exchange(port, (socket) => {
+      socket.write(
+        'POST /v1/conversations HTTP/1.1\r\nHost: x\r\n' +
+          `Authorization: Bearer ${harness.adminKey}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{',
+      );
+      const drip = setInterval(() => {
+        if (!socket.destroyed) socket.write(' ');
+      }, 300);
+      timers.push(drip);
+      socket.on('close', () => clearInterval(drip));
+    });
+    expect(errorOf(result.response)).toEqual({
+      status: 408,
+      code: 'request_timeout',
+      type: 'invalid_request_error',
+    });
+    // Not before the request timeout; that the server closed it at all is what the test waits for.
+    expect(result.closedAfterMs).toBeGreaterThanOrEqual(1900);
+  });
 
-  it.concurrent(
-    'cuts off headers that never finish with 408 after the headers timeout',
-    async ({ expect }) => {
-      const result = await exchange(port, (socket) => {
-        socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: ');
-      });
-      expect(errorOf(result.response).status).toBe(408);
-    },
-  );
+  it.concurrent('cuts off headers that never finish with 408 after the headers timeout', async ({
+    expect,
+  }) => {
+    const result = await exchange(port, (socket) => {
+      socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    });
+    expect(errorOf(result.response).status).toBe(408);
+  });
 
-  it.concurrent(
-    'closes an idle keep-alive connection after the keep-alive timeout',
-    async ({ expect }) => {
-      const result = await exchange(port, (socket) => {
-        socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
-      });
-      expect(result.response).toMatch(/^HTTP\/1\.1 200/);
-      expect(result.response).toMatch(/keep-alive: timeout=1/i);
-      expect(result.closedAfterMs).toBeGreaterThanOrEqual(900);
-    },
-  );
+  it.concurrent('closes an idle keep-alive connection after the keep-alive timeout', async ({
+    expect,
+  }) => {
+    const result = await exchange(port, (socket) => {
+      socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+    });
+    expect(result.response).toMatch(/^HTTP\/1\.1 200/);
+    expect(result.response).toMatch(/keep-alive: timeout=1/i);
+    expect(result.closedAfterMs).toBeGreaterThanOrEqual(900);
+  });
 
   it('answers a request that is not HTTP with the contract’s 400 body', async () => {
     const result = await exchange(port, (socket) => socket.write('HELLO THERE\r\n\r\n'));

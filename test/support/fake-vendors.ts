@@ -74,7 +74,8 @@ export interface FakeVendor {
 /** The text of the last user message, as the vendors' request formats carry it. */
 function lastUserText(vendor: Vendor, body: Record<string, unknown>): string {
   const messages = (vendor === 'anthropic' ? body.messages : body.contents) as
-    Array<{ role: string; content?: unknown; parts?: Array<{ text?: string }> }> | undefined;
+    | Array<{ role: string; content?: unknown; parts?: Array<{ text?: string }> }>
+    | undefined;
   const last = [...(messages ?? [])].reverse().find((message) => message.role === 'user');
   if (last === undefined) return '';
   if (vendor === 'google') return (last.parts ?? []).map((part) => part.text ?? '').join('');

@@ -260,7 +260,8 @@ function bigCall(body: unknown): BigCall | undefined {
   const message = body as { method?: unknown; id?: unknown; params?: unknown } | undefined;
   if (message?.method !== 'tools/call') return undefined;
   const params = message.params as
-    { name?: unknown; arguments?: { size?: unknown; items?: unknown } } | undefined;
+    | { name?: unknown; arguments?: { size?: unknown; items?: unknown } }
+    | undefined;
   const size = params?.arguments?.size;
   if (params?.name !== 'big' || typeof size !== 'number' || size < bigAnswerFrom) return undefined;
   return { id: message.id, size, items: params.arguments?.items === true };

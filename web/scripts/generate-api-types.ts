@@ -15,7 +15,8 @@ function scopesOf(document: unknown): string[] {
   const schemas = (document as { components?: { schemas?: Record<string, unknown> } }).components
     ?.schemas;
   const apiKey = schemas?.ApiKey as
-    { properties?: { scopes?: { items?: { enum?: unknown } } } } | undefined;
+    | { properties?: { scopes?: { items?: { enum?: unknown } } } }
+    | undefined;
   const values = apiKey?.properties?.scopes?.items?.enum;
   if (!Array.isArray(values) || !values.every((value) => typeof value === 'string')) {
     throw new Error('The OpenAPI document lists no scopes in ApiKey.scopes.items.enum.');

@@ -7,7 +7,11 @@ import { recordHash, type AuditRecord } from './audit-record.js';
 import type { AuditRepository } from './audit.repository.js';
 
 export type BreakReason =
-  'hash_mismatch' | 'broken_link' | 'seq_gap' | 'missing_head' | 'head_mismatch';
+  | 'hash_mismatch'
+  | 'broken_link'
+  | 'seq_gap'
+  | 'missing_head'
+  | 'head_mismatch';
 
 export interface ChainBreak {
   readonly accountId: string;

@@ -9,7 +9,12 @@ export type ExecutionKind = 'agent' | 'pipeline';
 /** `waiting_for_approval`: a tool call waits for a person's decision (the run is paused). */
 export type ExecutionStatus = 'running' | 'waiting_for_approval' | 'completed' | 'failed';
 export type StageStatus =
-  'pending' | 'running' | 'waiting_for_approval' | 'completed' | 'failed' | 'skipped';
+  | 'pending'
+  | 'running'
+  | 'waiting_for_approval'
+  | 'completed'
+  | 'failed'
+  | 'skipped';
 
 export interface Execution {
   id: string;

@@ -59,7 +59,9 @@ export interface PromptBody {
 /** Anthropic's output settings: a JSON schema the answer follows, the effort spent. */
 export interface OutputConfig {
   readonly format?:
-    { readonly type: string; readonly schema?: Json | undefined } | null | undefined;
+    | { readonly type: string; readonly schema?: Json | undefined }
+    | null
+    | undefined;
   readonly effort?: string | null | undefined;
 }
 

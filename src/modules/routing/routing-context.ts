@@ -25,7 +25,8 @@ export interface RoutingDependencies extends CandidateSources {
    * milliseconds per few thousand characters) off the event loop; default: on it.
    */
   readonly namedEntities?:
-    ((message: string, now: Date, signal?: AbortSignal) => Promise<Entity[]>) | undefined;
+    | ((message: string, now: Date, signal?: AbortSignal) => Promise<Entity[]>)
+    | undefined;
 }
 
 /** An account's router and the agents and pipelines it routes among. */

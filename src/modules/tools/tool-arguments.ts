@@ -11,7 +11,8 @@ import { checkAgainstSchema } from '../../validation/schema-validator.js';
 const cutKey = 'arguments_cut';
 
 export type ParsedArguments =
-  { ok: true; value: Record<string, unknown> } | { ok: false; problem: string };
+  | { ok: true; value: Record<string, unknown> }
+  | { ok: false; problem: string };
 
 function tooLarge(bytes: number, maxBytes: number): string {
   return `the arguments are ${bytes} bytes, more than the ${maxBytes} a call may have (tools.max_argument_bytes)`;
