@@ -48,10 +48,13 @@ export class AudioPool {
     return this.run('hasVoice', { voice });
   }
 
-  /** Starts the threads and loads eSpeak NG in them (it costs ~0.5 s of CPU per thread). */
+  /**
+   * Starts the threads and loads and warms up eSpeak NG in them (~0.8 s of CPU per thread), so
+   * that the first syntheses run at full speed.
+   */
   async warmUp(): Promise<void> {
     await Promise.all(
-      Array.from({ length: this.options.threads }, () => this.espeakHasVoice('en-us')),
+      Array.from({ length: this.options.threads }, () => this.run<void>('warmUp', {})),
     );
   }
 

@@ -20,3 +20,4 @@ export const render = worker.render;
 export const synthesize = worker.synthesize;
 export const voices = worker.voices;
 export const hasVoice = worker.hasVoice;
+export const warmUp = worker.warmUp;

@@ -13,6 +13,7 @@ import {
   espeakSampleRate,
   espeakSynthesize,
   espeakVoices,
+  espeakWarmUp,
   UnknownVoiceError,
 } from './espeak.js';
 
@@ -119,4 +120,8 @@ export function voices() {
 
 export function hasVoice(task: { voice: string }) {
   return settle(() => espeakHasVoice(task.voice));
+}
+
+export function warmUp() {
+  return settle(() => espeakWarmUp());
 }

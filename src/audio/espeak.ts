@@ -1,5 +1,6 @@
 // eSpeak NG compiled to WebAssembly (@echogarden/espeak-ng-emscripten, GPL-3.0; see
-// docs/decisions.md): one instance per audio worker thread, loaded and warmed up on first use.
+// docs/decisions.md): one instance per audio worker thread, loaded on first use (and warmed up
+// when the service preloads the threads).
 
 interface EspeakVoiceEntry {
   name: string;
@@ -31,16 +32,29 @@ function espeak(): Promise<EspeakWorker> {
       default: () => Promise<{ eSpeakNGWorker: new () => EspeakWorker }>;
     };
     const module = await initialise();
-    const worker = new module.eSpeakNGWorker();
-    // WebAssembly is compiled in tiers: the first syntheses run several times slower than the
-    // rest, so a few are spent here rather than on a user's first sentence.
+    return new module.eSpeakNGWorker();
+  })();
+  return instance;
+}
+
+let warmed: Promise<void> | undefined;
+
+/**
+ * Loads eSpeak NG and spends a few syntheses on it. The package is eSpeak compiled to JavaScript
+ * (wasm2js), which V8 compiles in tiers: the first syntheses run several times slower than the
+ * rest (150, 115 and 60 ms, then 15, for one sentence on the 2-core test machine). Worth it only
+ * ahead of any request (`speech.preload`): on the first request itself the warm-up would only add
+ * its three syntheses (~0.5 s of CPU) to the one asked for.
+ */
+export function espeakWarmUp(): Promise<void> {
+  warmed ??= (async () => {
+    const worker = await espeak();
     worker.set_voice('en-us');
     for (let round = 0; round < 3; round += 1) {
       worker.synthesize('The quick brown fox jumps over the lazy dog.', () => undefined);
     }
-    return worker;
   })();
-  return instance;
+  return warmed;
 }
 
 /** `en-us` → `en-US`. */
