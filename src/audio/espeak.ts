@@ -1,4 +1,4 @@
-// eSpeak NG compiled to WebAssembly (@echogarden/espeak-ng-emscripten, GPL-3.0; see
+// eSpeak NG compiled to JavaScript by Emscripten (@echogarden/espeak-ng-emscripten, GPL-3.0; see
 // docs/decisions.md): one instance per audio worker thread, loaded on first use (and warmed up
 // when the service preloads the threads).
 
@@ -41,7 +41,7 @@ let warmed: Promise<void> | undefined;
 
 /**
  * Loads eSpeak NG and spends a few syntheses on it. The package is eSpeak compiled to JavaScript
- * (wasm2js), which V8 compiles in tiers: the first syntheses run several times slower than the
+ * by Emscripten, which V8 compiles in tiers: the first syntheses run several times slower than the
  * rest (150, 115 and 60 ms, then 15, for one sentence on the 2-core test machine). Worth it only
  * ahead of any request (`speech.preload`): on the first request itself the warm-up would only add
  * its three syntheses (~0.5 s of CPU) to the one asked for.

@@ -1,4 +1,4 @@
-// Speech by eSpeak NG (WebAssembly, in the audio worker threads): 100+ languages, no download.
+// Speech by eSpeak NG (compiled to JavaScript, in the audio worker threads): 100+ languages, no download.
 import type { EngineModelDefinition } from '../../../config/config.js';
 import { InvalidParameterError } from '../../../errors/app-error.js';
 import type { AudioPool } from '../../../audio/audio-pool.js';
