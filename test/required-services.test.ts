@@ -1,30 +1,7 @@
 // Under CI the test databases are required: a PostgreSQL or Redis that does not answer fails the
 // run (every suite importing the dialect list fails) instead of quietly shrinking it.
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { repositoryRoot } from './support/process.js';
-
-/** Loads a support module in a fresh process, as a suite would, and reports how that went. */
-function load(
-  script: string,
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', script],
-      {
-        cwd: repositoryRoot,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { runModuleScript } from './support/process.js';
 
 // Nothing listens on port 9 of the loopback (the discard port is never served here).
 const deadPostgres = 'postgres://nobody@127.0.0.1:9/test';
@@ -36,24 +13,27 @@ const loadRedis =
 
 describe('test services under CI', () => {
   it('fails, naming PostgreSQL and the fix, when it does not answer under CI', async () => {
-    const result = await load(loadDialects, { CI: 'true', TEST_POSTGRES_URL: deadPostgres });
+    const result = await runModuleScript(loadDialects, {
+      CI: 'true',
+      TEST_POSTGRES_URL: deadPostgres,
+    });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(`PostgreSQL at ${deadPostgres} does not answer`);
     expect(result.stderr).toContain('TEST_POSTGRES_URL');
   });
 
   it('skips PostgreSQL out loud outside CI', async () => {
-    const result = await load(loadDialects, { TEST_POSTGRES_URL: deadPostgres });
+    const result = await runModuleScript(loadDialects, { TEST_POSTGRES_URL: deadPostgres });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('SKIPPED');
     expect(result.stdout).toContain('dialects: sqlite\n');
   });
 
   it('fails when Redis does not answer under CI, and skips it out loud otherwise', async () => {
-    const strict = await load(loadRedis, { CI: 'true', TEST_REDIS_URL: deadRedis });
+    const strict = await runModuleScript(loadRedis, { CI: 'true', TEST_REDIS_URL: deadRedis });
     expect(strict.code).not.toBe(0);
     expect(strict.stderr).toContain(`Redis at ${deadRedis} does not answer`);
-    const lenient = await load(loadRedis, { TEST_REDIS_URL: deadRedis });
+    const lenient = await runModuleScript(loadRedis, { TEST_REDIS_URL: deadRedis });
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(lenient.stdout).toContain('SKIPPED');
     expect(lenient.stdout).toContain('redis: false');

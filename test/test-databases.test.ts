@@ -1,7 +1,6 @@
 // The databases the suites run on are what the service's migrations make. A PostgreSQL app's
 // schema is replayed from a dump of one migrated schema (test/support/dialects.ts); this holds the
 // replay to a schema migrated afresh, and shows that a machine without pg_dump migrates instead.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,7 +8,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openStorage } from '../src/storage/database.js';
 import { allDialects } from './support/dialects.js';
-import { repositoryRoot } from './support/process.js';
+import { runModuleScript } from './support/process.js';
 
 const postgres = allDialects.find((dialect) => dialect.name === 'postgres');
 
@@ -85,21 +84,11 @@ describe.skipIf(postgres === undefined)('the PostgreSQL test databases', () => {
       await storage.close();
       console.log('migrations:', await count('select count(*)::int as n from kysely_migration'));`;
     try {
-      const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-        const child = spawn(
-          process.execPath,
-          ['--import', 'tsx', '--input-type=module', '-e', script],
-          { cwd: repositoryRoot, env: { ...process.env, PATH: emptyPath } },
-        );
-        let output = '';
-        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.on('exit', (code) => resolve({ code, output }));
-      });
-      expect(result.code, result.output).toBe(0);
+      const result = await runModuleScript(script, { ...process.env, PATH: emptyPath });
+      expect(result.code, result.stderr).toBe(0);
       // An empty schema, not a replayed one; the app's own start migrated it.
-      expect(result.output).toMatch(/tables before: 0\b/);
-      expect(result.output).toMatch(/migrations: [1-9]\d*/);
+      expect(result.stdout).toMatch(/tables before: 0\b/);
+      expect(result.stdout).toMatch(/migrations: [1-9]\d*/);
     } finally {
       rmSync(emptyPath, { recursive: true, force: true });
     }

@@ -20,12 +20,11 @@ import {
   buildImage,
   containersMissing,
   findPodman,
-  runCommand,
   waitForHealth,
   type Podman,
 } from '../support/containers.js';
 import { postgresAdminUrl, redisTestUrl } from '../support/dialects.js';
-import { freePort, repositoryRoot } from '../support/process.js';
+import { freePort, repositoryRoot, runCommand } from '../support/process.js';
 
 const suite = 'The compose test (test/container/compose.test.ts) is';
 

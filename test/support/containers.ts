@@ -9,22 +9,16 @@
 // containers project's global setup starts it before the first test file, and it runs while the
 // other files do; the container files, started later, wait for it.
 // TEST_IMAGE_CONTEXT=worktree builds from the working tree instead, while developing.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { repositoryRoot } from './process.js';
+import { repositoryRoot, runCommand, type CommandResult } from './process.js';
 import { untilWritten } from './written-file.js';
 
 export const baseImage = 'docker.io/library/node:20-bookworm-slim';
 export const imageTag = 'localhost/conversational-ai-platform:test';
-
-export interface CommandResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 export interface Podman {
   /** `podman <args…>`, with this machine's storage options. */
@@ -34,35 +28,6 @@ export interface Podman {
   /** The environment and command prefix, for tools that call podman themselves. */
   readonly env: NodeJS.ProcessEnv;
   readonly prefix: string[];
-}
-
-/** Runs a command, collecting its output; never rejects. */
-export function runCommand(
-  command: string,
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
-): Promise<CommandResult> {
-  return new Promise((resolve) => {
-    execFile(
-      command,
-      args,
-      {
-        env: options.env ?? process.env,
-        cwd: options.cwd,
-        timeout: options.timeoutMs ?? 120_000,
-        maxBuffer: 64 * 1024 * 1024,
-      },
-      (error, stdout, stderr) => {
-        const code =
-          error === null ? 0 : typeof error.code === 'number' ? error.code : error.killed ? 124 : 1;
-        resolve({
-          code,
-          stdout,
-          stderr: `${stderr}${error !== null && code !== 0 && stderr === '' ? error.message : ''}`,
-        });
-      },
-    );
-  });
 }
 
 function podmanFor(env: NodeJS.ProcessEnv, prefix: string[]): Podman {

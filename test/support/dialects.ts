@@ -1,6 +1,5 @@
 // The databases every storage suite runs against: SQLite always, PostgreSQL whenever one answers
 // (and always under CI, where a PostgreSQL that does not answer fails the run).
-import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import SqliteDatabase from 'better-sqlite3';
 import { openStorage } from '../../src/storage/database.js';
@@ -9,6 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
 import pg from 'pg';
+import { runCommand } from './process.js';
 import { serviceMissing } from './required-services.js';
 
 export const postgresAdminUrl =
@@ -102,20 +102,21 @@ function migratedPostgresTemplate(runUrl: string | undefined): Promise<string | 
   postgresTemplate ??= (async () => {
     if (runUrl === undefined) return undefined;
     const schema = `t_template_${randomBytes(6).toString('hex')}`;
-    const { url } = await createPostgresSchema(runUrl, schema);
+    const url = await createPostgresSchema(runUrl, schema);
     const storage = await openStorage({ kind: 'postgres', url });
     await storage.close();
-    const dump = await new Promise<string | undefined>((resolve) => {
-      execFile(
-        'pg_dump',
-        ['--schema', schema, '--inserts', '--no-owner', '--no-privileges', '--dbname', runUrl],
-        { maxBuffer: 16 * 1024 * 1024 },
-        (error, stdout) => resolve(error === null ? stdout : undefined),
-      );
-    });
-    if (dump === undefined) return undefined;
+    const dumped = await runCommand('pg_dump', [
+      '--schema',
+      schema,
+      '--inserts',
+      '--no-owner',
+      '--no-privileges',
+      '--dbname',
+      runUrl,
+    ]);
+    if (dumped.code !== 0) return undefined;
     return (
-      dump
+      dumped.stdout
         .split('\n')
         // psql's own commands (`\restrict`): not SQL.
         .filter((line) => !line.startsWith('\\'))
@@ -127,7 +128,11 @@ function migratedPostgresTemplate(runUrl: string | undefined): Promise<string | 
 }
 
 /** Creates the schema, or replays the template's SQL under its name; the URL selecting it. */
-async function createPostgresSchema(databaseUrl: string, schema: string, template?: string) {
+async function createPostgresSchema(
+  databaseUrl: string,
+  schema: string,
+  template?: string,
+): Promise<string> {
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
   try {
@@ -142,7 +147,7 @@ async function createPostgresSchema(databaseUrl: string, schema: string, templat
   const url = new URL(databaseUrl);
   // A commit need not wait for the disk: a test's data outlives no crash of the server.
   url.searchParams.set('options', `-c search_path=${schema} -c synchronous_commit=off`);
-  return { url: url.toString() };
+  return url.toString();
 }
 
 /**
@@ -160,7 +165,7 @@ const postgres: DialectUnderTest = {
       options?.migrated === true ? await migratedPostgresTemplate(runUrl) : undefined;
     // A pg_dump newer than the server can write settings the server does not know: the replay
     // then fails whole (one query, one transaction), and the app migrates its schema itself.
-    const { url } = await createPostgresSchema(databaseUrl, schema, template).catch(() => {
+    const url = await createPostgresSchema(databaseUrl, schema, template).catch(() => {
       postgresTemplate = Promise.resolve(undefined);
       return createPostgresSchema(databaseUrl, schema);
     });
