@@ -116,18 +116,7 @@ export function runCli(
     builtDirectory === undefined
       ? ['--import', 'tsx', `src/cli/${tool}.ts`]
       : [`${builtDirectory}/cli/${tool}.js`];
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...entry, ...args], {
-      cwd: repositoryRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    // 'close', not 'exit': the output has been read whole by then.
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runNode([...entry, ...args], env);
 }
 
 export interface CommandResult {
@@ -173,15 +162,19 @@ export function runModuleScript(
   script: string,
   env: Record<string, string | undefined>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runNode(['--import', 'tsx', '--input-type=module', '-e', script], env);
+}
+
+/** `node <args…>` from the repository's root with `env` on top of PATH and HOME, its output read. */
+function runNode(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', script],
-      {
-        cwd: repositoryRoot,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      },
-    );
+    const child = spawn(process.execPath, args, {
+      cwd: repositoryRoot,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
