@@ -4,6 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AudioPool } from './audio-pool.js';
 import { espeakSampleRate } from './espeak.js';
 
+const hello = { text: 'Hello there.', voice: 'en-us', wordsPerMinute: null };
+
 describe('the audio worker threads', () => {
   const pools: AudioPool[] = [];
   const pool = () => {
@@ -16,11 +18,7 @@ describe('the audio worker threads', () => {
   });
 
   it('speaks on first use, eSpeak NG loaded by the synthesis itself', async () => {
-    const speech = await pool().synthesize({
-      text: 'Hello there.',
-      voice: 'en-us',
-      wordsPerMinute: null,
-    });
+    const speech = await pool().synthesize(hello);
     expect(speech.sampleRate).toBe(espeakSampleRate);
     // Over a tenth of a second of sound for two words.
     expect(speech.samples.length).toBeGreaterThan(espeakSampleRate / 10);
@@ -29,16 +27,8 @@ describe('the audio worker threads', () => {
   it('warms eSpeak NG up in every thread when preloaded, then speaks as a cold one does', async () => {
     const warmed = pool();
     await expect(warmed.warmUp()).resolves.toBeUndefined();
-    const cold = await pool().synthesize({
-      text: 'Hello there.',
-      voice: 'en-us',
-      wordsPerMinute: null,
-    });
-    const speech = await warmed.synthesize({
-      text: 'Hello there.',
-      voice: 'en-us',
-      wordsPerMinute: null,
-    });
+    const cold = await pool().synthesize(hello);
+    const speech = await warmed.synthesize(hello);
     // eSpeak keeps some state between syntheses (a warmed thread's sentence came out 11 samples
     // longer in 15,755): the same speech, not the same samples.
     expect(speech.sampleRate).toBe(espeakSampleRate);
