@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
 import { allDialects } from '../support/dialects.js';
+import { fakeEmbedding } from '../support/fake-upstream.js';
 import {
   bearer,
   createAccount,
@@ -303,6 +304,32 @@ describe.each(allDialects)('knowledge bases on $name', (dialect) => {
     expect(kubernetes).toMatchObject({ title: 'Kubernetes deployment guide', chunk_count: 3 });
     // Markup is not text: the HTML's script, style, navigation and footer count for nothing.
     expect(bread.char_count).toBeLessThan(300);
+  });
+
+  it("keeps each chunk's vector exactly as the model returned it, in float32", async () => {
+    const target = await createKnowledgeBase({ name: 'Vectors' });
+    harness.upstream.reset();
+    const document = await addDocument(target.id, corpusBody('kubernetes'));
+    const inputs = harness.upstream.requests
+      .filter((request) => request.endpoint === 'embeddings')
+      .flatMap((request) => (request.body as { input: string[] }).input);
+    const rows = await harness.services.storage.db
+      .selectFrom('chunks')
+      .select('embedding')
+      .where('document_id', '=', document.id)
+      .orderBy('position')
+      .execute();
+    expect(rows.length).toBeGreaterThan(1);
+    expect(rows).toHaveLength(inputs.length);
+    rows.forEach((row, index) => {
+      // SQLite keeps the float32 bytes, PostgreSQL a real[] (each read as its shortest text).
+      const stored = Array.from(
+        Buffer.isBuffer(row.embedding)
+          ? new Float32Array(Uint8Array.from(row.embedding).buffer)
+          : Float32Array.from(row.embedding ?? []),
+      );
+      expect(stored).toEqual(Array.from(Float32Array.from(fakeEmbedding(inputs[index]!))));
+    });
   });
 
   it('finds the right passage first by keyword, with its heading path', async () => {

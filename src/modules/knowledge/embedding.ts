@@ -9,7 +9,6 @@ import {
   type CallAttribution,
   type EmbeddingModel,
 } from '../../models/spec.js';
-import { vectorNorm } from '../../storage/dialects/knowledge-index.js';
 import type { TextChunk } from './chunker.js';
 import type { EmbeddingStatus, KnowledgeBase } from './knowledge-base.js';
 import { knowledgeLimits } from './limits.js';
@@ -65,11 +64,19 @@ function embeddingInput(title: string, chunk: TextChunk): string {
 
 /** A usable vector: float32, finite; null for a zero vector (no direction, so no cosine). */
 export function toVector(values: readonly number[]): Float32Array | null {
-  const vector = Float32Array.from(values);
-  if (vector.some((value) => !Number.isFinite(value))) {
-    throw new Error('the embedding model returned a non-finite component');
+  // One plain loop (a document's vectors are millions of components): each component checked as
+  // stored, since a finite number may still overflow float32.
+  const vector = new Float32Array(values.length);
+  let squares = 0;
+  for (let index = 0; index < values.length; index += 1) {
+    vector[index] = values[index]!;
+    const component = vector[index]!;
+    if (!Number.isFinite(component)) {
+      throw new Error('the embedding model returned a non-finite component');
+    }
+    squares += component * component;
   }
-  return vectorNorm(vector) === 0 ? null : vector;
+  return squares === 0 ? null : vector;
 }
 
 export function dimensionsMessage(

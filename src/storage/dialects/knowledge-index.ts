@@ -1,7 +1,7 @@
 // The search side of knowledge bases, one interface over both dialects: the chunk table's dialect
 // columns, full-text ranking (FTS5 / tsvector) and vector similarity (sqlite-vec / pgvector / scan).
 import { setImmediate } from 'node:timers/promises';
-import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
+import { sql, type CreateTableBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { DatabaseSchema } from '../schema.js';
 
 export interface ChunkRecord {
@@ -129,7 +129,7 @@ function batchRows(chunks: readonly ChunkRecord[]): number {
 export async function insertChunkRows(
   executor: Kysely<DatabaseSchema>,
   chunks: readonly ChunkRecord[],
-  encode: (embedding: Float32Array) => Buffer | number[],
+  encode: (embedding: Float32Array) => Buffer | RawBuilder<number[]>,
 ): Promise<void> {
   const rows = batchRows(chunks);
   for (let start = 0; start < chunks.length; start += rows) {

@@ -48,6 +48,21 @@ export function websearchQuery(query: string): string | null {
   return terms.length === 0 ? null : terms.map((term) => `"${term}"`).join(' or ');
 }
 
+/**
+ * A vector as the text of a PostgreSQL `real[]`, each component to nine significant digits, which
+ * give every float32 back exactly. Given the numbers instead, the driver writes each as a double's
+ * shortest text (up to 17 digits) and quotes and escapes it with two regular expressions: 7.3 s of
+ * CPU for the vectors of a 5 MB document (5,000 chunks of 1,536 components), against 1.6 s.
+ */
+export function realArrayText(vector: Float32Array): string {
+  let text = '{';
+  for (let index = 0; index < vector.length; index += 1) {
+    if (index > 0) text += ',';
+    text += vector[index]!.toPrecision(9);
+  }
+  return `${text}}`;
+}
+
 export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): KnowledgeIndex {
   let pgvector = false;
 
@@ -74,7 +89,11 @@ export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowle
     },
 
     insertChunks: (executor, chunks: readonly ChunkRecord[]) =>
-      insertChunkRows(executor, chunks, (embedding) => Array.from(embedding)),
+      insertChunkRows(
+        executor,
+        chunks,
+        (embedding) => sql<number[]>`${realArrayText(embedding)}::real[]`,
+      ),
 
     async keywordSearch(kbIds, query, limit): Promise<RankedChunk[]> {
       const text = websearchQuery(query);
