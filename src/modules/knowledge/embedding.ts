@@ -9,6 +9,7 @@ import {
   type CallAttribution,
   type EmbeddingModel,
 } from '../../models/spec.js';
+import { vectorNorm } from '../../storage/dialects/knowledge-index.js';
 import type { TextChunk } from './chunker.js';
 import type { EmbeddingStatus, KnowledgeBase } from './knowledge-base.js';
 import { knowledgeLimits } from './limits.js';
@@ -64,19 +65,16 @@ function embeddingInput(title: string, chunk: TextChunk): string {
 
 /** A usable vector: float32, finite; null for a zero vector (no direction, so no cosine). */
 export function toVector(values: readonly number[]): Float32Array | null {
-  // One plain loop (a document's vectors are millions of components): each component checked as
+  // A plain loop (a document's vectors are millions of components): each component checked as
   // stored, since a finite number may still overflow float32.
   const vector = new Float32Array(values.length);
-  let squares = 0;
   for (let index = 0; index < values.length; index += 1) {
     vector[index] = values[index]!;
-    const component = vector[index]!;
-    if (!Number.isFinite(component)) {
+    if (!Number.isFinite(vector[index]!)) {
       throw new Error('the embedding model returned a non-finite component');
     }
-    squares += component * component;
   }
-  return squares === 0 ? null : vector;
+  return vectorNorm(vector) === 0 ? null : vector;
 }
 
 export function dimensionsMessage(
