@@ -126,7 +126,7 @@ export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowle
             from chunks c
             cross join lateral (
               select sum(a::float8 * b::float8) as dot, sum(a::float8 * a::float8) as squares
-              from unnest(c.embedding, ${values}::float8[]) as pair (a, b)
+              from unnest(c.embedding, ${realArrayText(vector)}::real[]) as pair (a, b)
             ) s
             where c.kb_id in (${sql.join(kbIds)})
               and cardinality(c.embedding) = ${values.length}
