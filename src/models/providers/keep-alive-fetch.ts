@@ -7,10 +7,20 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import { errorTypeOf, upstreamAttempt } from '../../telemetry/gen-ai-calls.js';
 
+/**
+ * How long an idle pooled connection is kept: 4 s, as Node's global fetch (undici) does, under the
+ * 5 s that common servers keep one (Node's, uvicorn's), or 1 s under what the upstream announces in
+ * `Keep-Alive: timeout=N` when that is shorter. A connection the upstream closes as a request goes
+ * out on it fails that request ("could not be reached") whatever the model's retries; closing it
+ * first is what keeps that race from happening. Without this option Node keeps idle connections
+ * for ever and ignores the announcement.
+ */
+export const idleConnectionMs = 4_000;
+
 /** The connection pools every upstream call shares (the AI SDK's and the lean path's). */
 export const keepAliveAgents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
+  'http:': new http.Agent({ keepAlive: true, timeout: idleConnectionMs }),
+  'https:': new https.Agent({ keepAlive: true, timeout: idleConnectionMs }),
 };
 const agents = keepAliveAgents;
 
