@@ -16,12 +16,13 @@ afterEach(async () => {
 /** A server keeping idle connections `keepAliveMs` (and saying so), noting who closed each one. */
 async function serverKeeping(keepAliveMs: number) {
   const closings: Array<Promise<'client closed first' | 'server closed first'>> = [];
-  server = createServer((request, response) => {
+  const listening = createServer((request, response) => {
     request.resume();
     request.on('end', () => response.end('ok'));
   });
-  server.keepAliveTimeout = keepAliveMs;
-  server.on('connection', (socket: Socket) => {
+  server = listening;
+  listening.keepAliveTimeout = keepAliveMs;
+  listening.on('connection', (socket: Socket) => {
     let clientEnded = false;
     socket.on('end', () => (clientEnded = true));
     closings.push(
@@ -32,8 +33,8 @@ async function serverKeeping(keepAliveMs: number) {
       ),
     );
   });
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}/`, closings };
+  await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}/`, closings };
 }
 
 describe('the upstream connection pool', () => {
