@@ -2,8 +2,7 @@
 // longest in this checkout's last run first, and without such a record (a fresh clone, as in CI)
 // the largest files first, which says little about time: a short file that drives Chromium outlasts
 // most others. With two workers, a long file started last keeps the run going alone at its end, so
-// the files known to be long start first, longest first, the rest in vitest's own order, and the
-// container files last.
+// the files known to be long start first, longest first, and the rest in vitest's own order.
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import path from 'node:path';
 
@@ -25,6 +24,12 @@ export const longFiles = [
   'test/http/bad-audio.test.ts',
   'test/http/audit-chain.test.ts',
   'test/http/speech.test.ts',
+  // The container files wait for the image, whose build the containers project's global setup
+  // started before the first file (about a minute, several on a machine without its layers): they
+  // start once the files above have run, by when it is usually built, rather than holding both
+  // workers while it builds.
+  'test/container/image.test.ts',
+  'test/container/compose.test.ts',
   'test/http/deployments.test.ts',
   'test/usage-kill.test.ts',
   'test/http/knowledge-storing.test.ts',
@@ -36,25 +41,14 @@ export const longFiles = [
   'test/required-services.test.ts',
 ];
 
-/**
- * Files that start after every other: the container files, which wait for the image that the
- * containers project's global setup began building before the first file. Its build takes about
- * two minutes with podman's layers from an earlier run, and four or more on a machine without
- * them. Started earlier, among the long files, the two of them held two of the three workers idle
- * for 80 s of a run whose image had no layers yet (6 min in all, against about 4.5 with them); last,
- * the image is built by then, or the other files have all run while it built.
- */
-export const lastFiles = ['test/container/image.test.ts', 'test/container/compose.test.ts'];
-
 export default class LongFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (file: TestSpecification) => {
-      const name = path.relative(file.project.config.root, file.moduleId).split(path.sep).join('/');
-      const index = longFiles.indexOf(name);
-      if (index !== -1) return index;
-      const last = lastFiles.indexOf(name);
-      return last === -1 ? longFiles.length : longFiles.length + 1 + last;
+      const index = longFiles.indexOf(
+        path.relative(file.project.config.root, file.moduleId).split(path.sep).join('/'),
+      );
+      return index === -1 ? longFiles.length : index;
     };
     // Array.prototype.sort is stable: the others keep vitest's order.
     return sorted.sort((a, b) => rank(a) - rank(b));
