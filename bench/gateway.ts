@@ -161,9 +161,19 @@ async function sequential(direct: Target, bare: Target, platform: Target, stream
  * Each server's own CPU time per request, plain and streamed: rounds of sequential requests,
  * the platform and the bare proxy taking turns, the process's CPU time read before and after.
  */
-async function cpuPerRequest(bare: Target & { pid: number }, platform: Target & { pid: number }) {
+async function cpuPerRequest(
+  bare: Target & { pid: number },
+  platform: Target & { pid: number },
+  floor: Target & { pid: number },
+) {
   if (process.platform !== 'linux') return null;
-  const totals = { platform_plain: 0, platform_streamed: 0, bare_plain: 0, bare_streamed: 0 };
+  const totals = {
+    platform_plain: 0,
+    platform_streamed: 0,
+    bare_plain: 0,
+    bare_streamed: 0,
+    floor_plain: 0,
+  };
   const measure = async (target: Target & { pid: number }, body: string, stream: boolean) => {
     const before = cpuMs(target.pid);
     for (let index = 0; index < cpuRequestsPerRound; index += 1) {
@@ -176,6 +186,7 @@ async function cpuPerRequest(bare: Target & { pid: number }, platform: Target & 
     const platformStreamed = requestBody('bench-upstream', true, streamedSentence);
     totals.platform_plain += await measure(platform, platformPlain, false);
     totals.bare_plain += await measure(bare, requestBody('gpt-4o-mini', false, sentence), false);
+    totals.floor_plain += await measure(floor, requestBody('gpt-4o-mini', false, sentence), false);
     totals.platform_streamed += await measure(platform, platformStreamed, true);
     totals.bare_streamed += await measure(
       bare,
@@ -191,6 +202,7 @@ async function cpuPerRequest(bare: Target & { pid: number }, platform: Target & 
     platform_streamed_ms: round3(totals.platform_streamed / requests),
     bare_proxy_plain_ms: round3(totals.bare_plain / requests),
     bare_proxy_streamed_ms: round3(totals.bare_streamed / requests),
+    fastify_floor_plain_ms: round3(totals.floor_plain / requests),
   };
 }
 
@@ -323,7 +335,9 @@ export async function runGatewayBenchmark(): Promise<void> {
 
     if (process.env.BENCH_GATEWAY_PART === 'cpu') {
       // Only the CPU time per request (printed, not written): for profiling and quick checks.
-      process.stdout.write(`${JSON.stringify(await cpuPerRequest(bare, platform))}\n`);
+      process.stdout.write(
+        `${JSON.stringify(await cpuPerRequest(bare, platform, fastifyFloor))}\n`,
+      );
       return;
     }
     process.stdout.write('sequential, not streamed…\n');
@@ -333,7 +347,7 @@ export async function runGatewayBenchmark(): Promise<void> {
     );
     const firstToken = await sequential(direct, bare, platform, true);
     process.stdout.write(`${JSON.stringify(firstToken)}\nCPU time per request…\n`);
-    const cpu = await cpuPerRequest(bare, platform);
+    const cpu = await cpuPerRequest(bare, platform, fastifyFloor);
     process.stdout.write(`${JSON.stringify(cpu)}\n`);
 
     const throughput = [];
@@ -506,7 +520,10 @@ function report(results: {
 
 (ms of the server process's user + system CPU time per request, over ${cpu.requests_each} sequential
 requests of each kind, in ${cpuRounds} rounds taking turns; /proc resolution ${1000 / cpu.clock_ticks_per_second} ms per reading.
-A streamed request's answer has 120 content chunks, each a write of the fake upstream.)`;
+A streamed request's answer has 120 content chunks, each a write of the fake upstream.
+In the same rounds the Fastify floor (below) took ${cpu.fastify_floor_plain_ms} ms per plain request,
+${round3(cpu.fastify_floor_plain_ms / cpu.bare_proxy_plain_ms)}× the bare proxy: what one Fastify
+route that parses and forwards the body costs before any of the platform's own work.)`;
   const markdown = `# Gateway benchmark — ${when}
 
 \`${json.command}\` · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The fake
