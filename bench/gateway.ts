@@ -181,6 +181,21 @@ async function cpuPerRequest(
     }
     return cpuMs(target.pid) - before;
   };
+  // Warm-up, not counted: each server's first requests compile its code (the Fastify floor is
+  // not called before this otherwise, and a run of only this part calls none of them before).
+  for (const [target, model] of [
+    [platform, 'bench-upstream'],
+    [bare, 'gpt-4o-mini'],
+    [floor, 'gpt-4o-mini'],
+  ] as const) {
+    for (const stream of target === floor ? [false] : [false, true]) {
+      await measure(
+        target,
+        requestBody(model, stream, stream ? streamedSentence : sentence),
+        stream,
+      );
+    }
+  }
   for (let round = 0; round < cpuRounds; round += 1) {
     const platformPlain = requestBody('bench-upstream', false, sentence);
     const platformStreamed = requestBody('bench-upstream', true, streamedSentence);
