@@ -1,6 +1,6 @@
 // Reading the audit log through GET /v1/audit-log in tests, and running its command-line tool.
 import type { App } from '../../src/http/types.js';
-import { runCli } from './process.js';
+import { runCli, type ProcessOutput } from './process.js';
 import { bearer } from './test-app.js';
 
 export interface AuditRecordJson {
@@ -73,6 +73,6 @@ export function runAuditCli(
   databaseUrl: string,
   args: string[],
   env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+): Promise<ProcessOutput> {
   return runCli(args, { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env }, 'audit');
 }

@@ -111,7 +111,7 @@ export function runCli(
   env: Record<string, string>,
   tool: 'keys' | 'models' | 'audit' = 'keys',
   builtDirectory: string | undefined = builtService,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+): Promise<ProcessOutput> {
   const entry =
     builtDirectory === undefined
       ? ['--import', 'tsx', `src/cli/${tool}.ts`]
@@ -119,10 +119,16 @@ export function runCli(
   return runNode([...entry, ...args], env);
 }
 
-export interface CommandResult {
-  code: number;
+/** What a finished process printed, and its exit status (null when a signal ended it). */
+export interface ProcessOutput {
+  code: number | null;
   stdout: string;
   stderr: string;
+}
+
+/** A command's output; its `code` is never null (a kill or time-out reads as 124, else 1). */
+export interface CommandResult extends ProcessOutput {
+  code: number;
 }
 
 /** Runs a command, collecting its output; never rejects. */
@@ -161,15 +167,12 @@ export function runCommand(
 export function runModuleScript(
   script: string,
   env: Record<string, string | undefined>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+): Promise<ProcessOutput> {
   return runNode(['--import', 'tsx', '--input-type=module', '-e', script], env);
 }
 
 /** `node <args…>` from the repository's root with `env` on top of PATH and HOME, its output read. */
-function runNode(
-  args: string[],
-  env: Record<string, string | undefined>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runNode(args: string[], env: Record<string, string | undefined>): Promise<ProcessOutput> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, {
       cwd: repositoryRoot,
