@@ -114,6 +114,29 @@ describe('ChunkRelayReader', () => {
     expect(() => reader.throwIfFailed()).toThrow(/mid-stream/);
   });
 
+  it('reads every event after the content began that may end the answer, report usage or fail', () => {
+    // Each event carries the model field (so it could be relayed unread) and is the first of its
+    // kind after content: a finish reason, a usage object, an error.
+    const finish = new ChunkRelayReader('m', { includeUsage: true });
+    finish.read(sse(stream[0]!, stream[1]!, chunk({}, {}, 'length')));
+    finish.end();
+    expect(finish.parser.finishReason()).toBe('length');
+
+    const usage = new ChunkRelayReader('m', { includeUsage: true });
+    usage.read(sse(stream[0]!, stream[1]!, usageChunk));
+    usage.end();
+    expect(usage.parser.usage).toMatchObject({ promptTokens: 3, completionTokens: 2 });
+
+    const failing = new ChunkRelayReader('m', { includeUsage: false });
+    const error = JSON.stringify({
+      id: 'chatcmpl-up',
+      model: 'up',
+      error: { message: 'overloaded' },
+    });
+    failing.read(sse(stream[0]!, stream[1]!, error));
+    expect(() => failing.throwIfFailed()).toThrow(/mid-stream/);
+  });
+
   it('writes the usage chunk a client asked for when the upstream sent none', () => {
     const reader = new ChunkRelayReader('m', { includeUsage: true });
     reader.read(sse(...stream.slice(0, 4)));

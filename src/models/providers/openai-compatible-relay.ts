@@ -21,14 +21,19 @@ const openingBrace = 123;
 const closingBrace = 125;
 const backslash = 92;
 
+/**
+ * A finish reason that is not null, a usage object or an error, found in one pass over the event
+ * (three `includes` scanned each event three times: 0.55 µs against 0.17-0.19 µs per event of
+ * 250 characters, and a streamed answer relays one per token).
+ */
+const readWorthy = /"(?:finish_reason":"|usage":\{|error")/;
+
 /** Whether the platform reads this event: one that may end the answer, report usage or fail. */
 function mustRead(data: string): boolean {
   return (
-    data.includes('"finish_reason":"') ||
-    data.includes('"usage":{') ||
-    data.includes('"error"') ||
     data.charCodeAt(0) !== openingBrace ||
-    data.charCodeAt(data.length - 1) !== closingBrace
+    data.charCodeAt(data.length - 1) !== closingBrace ||
+    readWorthy.test(data)
   );
 }
 
