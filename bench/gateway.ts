@@ -181,33 +181,23 @@ async function cpuPerRequest(
     }
     return cpuMs(target.pid) - before;
   };
-  // Warm-up, not counted: each server's first requests compile its code (the Fastify floor is
-  // not called before this otherwise, and a run of only this part calls none of them before).
-  for (const [target, model] of [
-    [platform, 'bench-upstream'],
-    [bare, 'gpt-4o-mini'],
-    [floor, 'gpt-4o-mini'],
-  ] as const) {
-    for (const stream of target === floor ? [false] : [false, true]) {
-      await measure(
-        target,
-        requestBody(model, stream, stream ? streamedSentence : sentence),
-        stream,
-      );
-    }
-  }
+  const plain = requestBody('gpt-4o-mini', false, sentence);
+  const streamed = requestBody('gpt-4o-mini', true, streamedSentence);
+  /** One round's measurements, in the order they take turns. */
+  const runs = [
+    ['platform_plain', platform, requestBody('bench-upstream', false, sentence), false],
+    ['bare_plain', bare, plain, false],
+    ['floor_plain', floor, plain, false],
+    ['platform_streamed', platform, requestBody('bench-upstream', true, streamedSentence), true],
+    ['bare_streamed', bare, streamed, true],
+  ] as const;
+  // A warm-up round, not counted: each server's first requests compile its code (the Fastify
+  // floor is not called before this otherwise, and a run of only this part calls none of them).
+  for (const [, target, body, stream] of runs) await measure(target, body, stream);
   for (let round = 0; round < cpuRounds; round += 1) {
-    const platformPlain = requestBody('bench-upstream', false, sentence);
-    const platformStreamed = requestBody('bench-upstream', true, streamedSentence);
-    totals.platform_plain += await measure(platform, platformPlain, false);
-    totals.bare_plain += await measure(bare, requestBody('gpt-4o-mini', false, sentence), false);
-    totals.floor_plain += await measure(floor, requestBody('gpt-4o-mini', false, sentence), false);
-    totals.platform_streamed += await measure(platform, platformStreamed, true);
-    totals.bare_streamed += await measure(
-      bare,
-      requestBody('gpt-4o-mini', true, streamedSentence),
-      true,
-    );
+    for (const [total, target, body, stream] of runs) {
+      totals[total] += await measure(target, body, stream);
+    }
   }
   const requests = cpuRounds * cpuRequestsPerRound;
   return {
