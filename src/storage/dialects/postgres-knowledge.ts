@@ -112,14 +112,15 @@ export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowle
     async vectorSearch(kbIds, vector, limit): Promise<RankedChunk[]> {
       const norm = vectorNorm(vector);
       if (kbIds.length === 0 || norm === 0) return [];
-      const values = Array.from(vector);
+      // pgvector's text of the query vector, written once for the two places that use it.
+      const literal = pgvector ? `[${vector.join(',')}]` : '';
       const { rows } = pgvector
         ? await sql<{ id: string; similarity: number }>`
-            select id, 1 - (embedding::vector <=> ${`[${values.join(',')}]`}::vector) as similarity
+            select id, 1 - (embedding::vector <=> ${literal}::vector) as similarity
             from chunks
-            where kb_id in (${sql.join(kbIds)}) and cardinality(embedding) = ${values.length}
+            where kb_id in (${sql.join(kbIds)}) and cardinality(embedding) = ${vector.length}
               and document_id not in (${pendingDocumentIds(kbIds)})
-            order by embedding::vector <=> ${`[${values.join(',')}]`}::vector, id
+            order by embedding::vector <=> ${literal}::vector, id
             limit ${limit}`.execute(db)
         : await sql<{ id: string; similarity: number }>`
             select c.id, s.dot / (sqrt(s.squares) * ${norm}) as similarity
@@ -129,7 +130,7 @@ export function createPostgresKnowledgeIndex(db: Kysely<DatabaseSchema>): Knowle
               from unnest(c.embedding, ${realArrayText(vector)}::real[]) as pair (a, b)
             ) s
             where c.kb_id in (${sql.join(kbIds)})
-              and cardinality(c.embedding) = ${values.length}
+              and cardinality(c.embedding) = ${vector.length}
               and c.document_id not in (${pendingDocumentIds(kbIds)})
               and s.squares > 0
             order by similarity desc, c.id
