@@ -174,12 +174,22 @@ async function cpuPerRequest(
     bare_streamed: 0,
     floor_plain: 0,
   };
-  const measure = async (target: Target & { pid: number }, body: string, stream: boolean) => {
+  const gcTotals = { platform_plain: 0, platform_streamed: 0 };
+  const measure = async (
+    target: Target & { pid: number },
+    body: string,
+    stream: boolean,
+    gc?: keyof typeof gcTotals,
+  ) => {
+    // The platform's collector pauses, read outside the counted CPU time (a scrape costs some).
+    const gcBefore = gc === undefined ? 0 : await gcPauseMs(target);
     const before = cpuMs(target.pid);
     for (let index = 0; index < cpuRequestsPerRound; index += 1) {
       await timedPost(target, body, stream);
     }
-    return cpuMs(target.pid) - before;
+    const spent = cpuMs(target.pid) - before;
+    if (gc !== undefined) gcTotals[gc] += (await gcPauseMs(target)) - gcBefore;
+    return spent;
   };
   const plain = requestBody('gpt-4o-mini', false, sentence);
   const streamed = requestBody('gpt-4o-mini', true, streamedSentence);
@@ -196,7 +206,8 @@ async function cpuPerRequest(
   for (const [, target, body, stream] of runs) await measure(target, body, stream);
   for (let round = 0; round < cpuRounds; round += 1) {
     for (const [total, target, body, stream] of runs) {
-      totals[total] += await measure(target, body, stream);
+      const gc = total === 'platform_plain' || total === 'platform_streamed' ? total : undefined;
+      totals[total] += await measure(target, body, stream, gc);
     }
   }
   const requests = cpuRounds * cpuRequestsPerRound;
@@ -208,7 +219,26 @@ async function cpuPerRequest(
     bare_proxy_plain_ms: round3(totals.bare_plain / requests),
     bare_proxy_streamed_ms: round3(totals.bare_streamed / requests),
     fastify_floor_plain_ms: round3(totals.floor_plain / requests),
+    platform_plain_gc_pause_ms: round3(gcTotals.platform_plain / requests),
+    platform_streamed_gc_pause_ms: round3(gcTotals.platform_streamed / requests),
   };
+}
+
+/**
+ * The platform's garbage-collection pauses so far, in ms: prom-client's
+ * `nodejs_gc_duration_seconds` (every kind), from its /metrics. The main thread's pauses only: the
+ * collector's helper threads also spend CPU, counted in the process's CPU time, not here.
+ */
+async function gcPauseMs(target: Target): Promise<number> {
+  const answer = await fetch(new URL('/metrics', target.url), { headers: target.headers });
+  if (!answer.ok) throw new Error(`/metrics answered ${answer.status}`);
+  let seconds = 0;
+  for (const match of (await answer.text()).matchAll(
+    /^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm,
+  )) {
+    seconds += Number(match[1]);
+  }
+  return seconds * 1000;
 }
 
 function load(
@@ -439,6 +469,11 @@ const targets = {
   firstTokenAddedMs: 0.7,
 };
 
+/** `part` as a share of `whole`, for the report. */
+function percent(part: number, whole: number): string {
+  return whole > 0 ? `${Math.round((100 * part) / whole)} %` : 'n/a';
+}
+
 function report(results: {
   latency: Awaited<ReturnType<typeof sequential>>;
   firstToken: Awaited<ReturnType<typeof sequential>>;
@@ -528,7 +563,12 @@ requests of each kind, in ${cpuRounds} rounds taking turns; /proc resolution ${1
 A streamed request's answer has 120 content chunks, each a write of the fake upstream.
 In the same rounds the Fastify floor (below) took ${cpu.fastify_floor_plain_ms} ms per plain request,
 ${round3(cpu.fastify_floor_plain_ms / cpu.bare_proxy_plain_ms)}× the bare proxy: what one Fastify
-route that parses and forwards the body costs before any of the platform's own work.)`;
+route that parses and forwards the body costs before any of the platform's own work.)
+
+Of the platform's CPU time per request, its garbage collector's pauses on the main thread took
+${cpu.platform_plain_gc_pause_ms} ms plain (${percent(cpu.platform_plain_gc_pause_ms, cpu.platform_plain_ms)}) and ${cpu.platform_streamed_gc_pause_ms} ms streamed (${percent(cpu.platform_streamed_gc_pause_ms, cpu.platform_streamed_ms)}), read from its
+\`nodejs_gc_duration_seconds\` before and after each segment; the collector's helper threads spend
+more, counted in the CPU time above but not in these pauses.`;
   const markdown = `# Gateway benchmark — ${when}
 
 \`${json.command}\` · ${info.cpus} cores (${info.cpu_model}), Node ${info.node}. The fake
