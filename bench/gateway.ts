@@ -2,7 +2,8 @@
 // Node keep-alive proxy (bench/bare-proxy.ts) — latency one request at a time (direct, bare proxy
 // and platform interleaved, per-request hrtime, p50/p99), streamed time to first token, the
 // platform's own CPU time per request (process CPU time over a fixed number of requests, plain and
-// streamed — the least noisy figure on a shared machine), throughput at several concurrencies as
+// streamed — the least noisy figure on a shared machine — and the part its garbage collector's
+// pauses took), throughput at several concurrencies as
 // a ratio to direct — and turns stored per second by /v1/chat. Targets: added p50 ≤ 0.7 ms,
 // throughput ≥ 0.45× direct at concurrency 50, streamed time to first token added ≤ 0.7 ms (issue
 // 13); CPU per request ≤ 2.0× the bare proxy's plain and ≤ 2.5× streamed (120 chunks; issue 32).
