@@ -102,6 +102,46 @@ describe.each(allDialects)('Chat Completions streams relayed as they came ($name
     expect(Number((await ledger()).output_tokens)).toBeGreaterThan(0);
   });
 
+  it("goes out with the reply's headers and is counted once it has finished", async () => {
+    const counted = async () => {
+      const metrics = await harness.app.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: bearer(harness.adminKey),
+      });
+      const line = metrics.body
+        .split('\n')
+        .find(
+          (text) =>
+            text.startsWith('platform_http_requests_total{') &&
+            text.includes('route="/v1/chat/completions"') &&
+            text.includes('status="200"'),
+        );
+      return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    const before = await counted();
+    const response = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: {
+        ...bearer(harness.adminKey),
+        'content-type': 'application/json',
+        'x-request-id': 'req_streamheaders1',
+      },
+      payload: { model: 'relayed', stream: true, messages: [{ role: 'user', content: 'a b' }] },
+    });
+    expect(response.statusCode).toBe(200);
+    // Set on Fastify's reply before the stream opened, written with it.
+    expect(response.headers['x-request-id']).toBe('req_streamheaders1');
+    expect(response.headers['x-ratelimit-limit-requests']).toBeDefined();
+    expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers['cache-control']).toBe('no-cache');
+    expect(response.headers['x-accel-buffering']).toBe('no');
+    expect(chunksOf(response.body).done).toBe(true);
+    // The onResponse hooks ran when it finished: the request is counted under its route.
+    expect(await counted()).toBe(before + 1);
+  });
+
   it("relays the upstream's usage chunk to a client that asked for it", async () => {
     const { chunks } = await stream({
       messages: [{ role: 'user', content: 'count me' }],

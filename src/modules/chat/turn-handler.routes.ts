@@ -3,7 +3,6 @@
 // once — a stream's watch over its key, the signal of a client that hangs up, the model chosen by
 // routing among those that can serve the turn, the chat service's call (or the dialect's own
 // upstream), and the answer sent as the dialect's JSON body or its Server-Sent Events.
-import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CredentialWatch } from '../../auth/credential-watch.js';
 import { AppError } from '../../errors/app-error.js';
@@ -12,7 +11,7 @@ import {
   guardAnswer,
   logStreamFailure,
   openGuarded,
-  sendEventStream,
+  writeEventStream,
   type AnswerGuard,
 } from '../../http/streaming.js';
 import { principalOf } from '../../http/types.js';
@@ -126,7 +125,7 @@ export class TurnHandler {
     );
     const failed = failureLog(turn);
     const frames = translatedFrames(events, dialect.stream(call, failed), turn, failed);
-    void sendEventStream(turn.reply, eventStream(frames));
+    void writeEventStream(turn.reply, frames);
   }
 
   /** The dialect's own upstream's answer, whole or as its events. */
@@ -144,7 +143,7 @@ export class TurnHandler {
       guard,
       (error) => answer.errorEvent(error),
     );
-    void sendEventStream(turn.reply, eventStream(directFrames(events, dialect.done)));
+    void writeEventStream(turn.reply, directFrames(events, dialect.done));
   }
 
   /** Runs a step whose errors the client reads in its dialect's field names. */
@@ -270,8 +269,4 @@ async function* directFrames(
 ): AsyncGenerator<string> {
   for await (const event of events) yield frame(event);
   if (done !== undefined) yield `data: ${done}\n\n`;
-}
-
-function eventStream(frames: AsyncIterable<string>): Readable {
-  return Readable.from(frames, { objectMode: false });
 }
