@@ -33,23 +33,28 @@ export async function writeEventStream(
   frames: AsyncIterable<string>,
 ): Promise<void> {
   const raw = reply.raw;
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) raw.setHeader(name, value);
-  }
-  raw.statusCode = reply.statusCode;
-  raw.setHeader('content-type', 'text/event-stream; charset=utf-8');
-  raw.setHeader('cache-control', 'no-cache');
-  raw.setHeader('x-accel-buffering', 'no');
+  const headers = reply.getHeaders();
+  const status = reply.statusCode;
   reply.hijack();
   try {
+    for (const [name, value] of Object.entries(headers)) {
+      if (value !== undefined) raw.setHeader(name, value);
+    }
+    raw.statusCode = status;
+    raw.setHeader('content-type', 'text/event-stream; charset=utf-8');
+    raw.setHeader('cache-control', 'no-cache');
+    raw.setHeader('x-accel-buffering', 'no');
     for await (const text of frames) {
       if (raw.destroyed) break;
       if (!raw.write(text)) await drained(raw);
     }
   } catch (error) {
-    // The frames' producers answer failures as the dialect's error event: this one was unforeseen.
+    // The frames' producers answer failures as the dialect's error event: this one was unforeseen
+    // (or a header the response refused). Nothing is thrown: no one awaits this.
     reply.log.error({ err: error }, 'event stream failed');
     if (!raw.headersSent) {
+      raw.removeHeader('cache-control');
+      raw.removeHeader('x-accel-buffering');
       raw.statusCode = 500;
       raw.setHeader('content-type', 'application/json; charset=utf-8');
       raw.end(
