@@ -18,7 +18,7 @@ import {
 } from '../support/budgets.js';
 import { startChatHarness, type ChatHarness } from '../support/chat-harness.js';
 import { allDialects } from '../support/dialects.js';
-import { bearer, createAccount, createKey } from '../support/test-app.js';
+import { bearer, createAccount, createKey, metricLine } from '../support/test-app.js';
 
 interface ErrorJson {
   error: { type: string; code: string; param: string | null };
@@ -283,16 +283,9 @@ describe.each(allDialects)('budgets on $name', (dialect) => {
       .withResponse();
     for await (const chunk of streamed.data) expect(chunk.object).toBe('chat.completion.chunk');
     expect(streamed.response.headers.get('x-budget-warning')).toContain(budget.id);
-    const metrics = await harness.app.inject({
-      method: 'GET',
-      url: '/metrics',
-      headers: bearer(harness.adminKey),
-    });
-    const line = metrics.body
-      .split('\n')
-      .find((text) =>
-        text.startsWith('platform_budget_soft_limit_warnings_total{scope="account"}'),
-      );
+    const line = await metricLine(harness, (text) =>
+      text.startsWith('platform_budget_soft_limit_warnings_total{scope="account"}'),
+    );
     expect(Number(line?.split(' ')[1])).toBeGreaterThanOrEqual(2);
     const quiet = await tenant('no-soft-limit');
     await createBudget(harness.app, quiet.admin, {

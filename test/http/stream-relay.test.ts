@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { openAISchemas } from '../support/openai-schemas.js';
-import { bearer, startTestApp, type TestApp } from '../support/test-app.js';
+import { bearer, metricLine, startTestApp, type TestApp } from '../support/test-app.js';
 
 type Chunk = Record<string, unknown> & { usage?: Record<string, number> | null };
 
@@ -104,19 +104,13 @@ describe.each(allDialects)('Chat Completions streams relayed as they came ($name
 
   it("goes out with the reply's headers and is counted once it has finished", async () => {
     const counted = async () => {
-      const metrics = await harness.app.inject({
-        method: 'GET',
-        url: '/metrics',
-        headers: bearer(harness.adminKey),
-      });
-      const line = metrics.body
-        .split('\n')
-        .find(
-          (text) =>
-            text.startsWith('platform_http_requests_total{') &&
-            text.includes('route="/v1/chat/completions"') &&
-            text.includes('status="200"'),
-        );
+      const line = await metricLine(
+        harness,
+        (text) =>
+          text.startsWith('platform_http_requests_total{') &&
+          text.includes('route="/v1/chat/completions"') &&
+          text.includes('status="200"'),
+      );
       return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
     };
     const before = await counted();

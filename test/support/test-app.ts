@@ -84,6 +84,19 @@ export function bearer(key: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
+/** The first line of the service's `/metrics` (read with the admin key) that `matches`. */
+export async function metricLine(
+  harness: Pick<TestApp, 'app' | 'adminKey'>,
+  matches: (line: string) => boolean,
+): Promise<string | undefined> {
+  const metrics = await harness.app.inject({
+    method: 'GET',
+    url: '/metrics',
+    headers: bearer(harness.adminKey),
+  });
+  return metrics.body.split('\n').find(matches);
+}
+
 export interface CreatedKeyJson {
   id: string;
   key: string;
