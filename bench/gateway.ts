@@ -25,6 +25,7 @@ import {
 import {
   clockTicks,
   cpuMs,
+  helperThreadsCpuMs,
   freePort,
   machine,
   startServer,
@@ -39,6 +40,13 @@ const loadSeconds = Number(process.env.BENCH_DURATION ?? 5);
 const concurrencies = [1, 10, 50, 100];
 const cpuRounds = Number(process.env.BENCH_CPU_ROUNDS ?? 4);
 const cpuRequestsPerRound = Number(process.env.BENCH_CPU_REQUESTS_PER_ROUND ?? 500);
+/**
+ * Rounds of the CPU measurement run first and not counted: V8 keeps optimising the platform's code
+ * on its helper threads for its first few thousand requests (plain requests only: 0.55 ms of their
+ * CPU per request over the first 2,000, 0.1 over the next 2,000, 0.01-0.03 after 6,000), so a
+ * shorter warm-up measures the compiler, not the request.
+ */
+const cpuWarmUpRounds = Number(process.env.BENCH_CPU_WARM_UP_ROUNDS ?? 8);
 /** REQUEST_LOG_SAMPLE for the platform; unset: the service's default (every request logged). */
 const requestLogSample = process.env.BENCH_REQUEST_LOG_SAMPLE;
 
@@ -202,9 +210,16 @@ async function cpuPerRequest(
     ['platform_streamed', platform, requestBody('bench-upstream', true, streamedSentence), true],
     ['bare_streamed', bare, streamed, true],
   ] as const;
-  // A warm-up round, not counted: each server's first requests compile its code (the Fastify
+  // Warm-up rounds, not counted: each server's first requests compile its code (the Fastify
   // floor is not called before this otherwise, and a run of only this part calls none of them).
-  for (const [, target, body, stream] of runs) await measure(target, body, stream);
+  // The platform's helper threads' CPU is read over the first of them and over the counted ones.
+  let helpersBefore = helperThreadsCpuMs(platform.pid);
+  let firstWarmUpHelpers = 0;
+  for (let round = 0; round < cpuWarmUpRounds; round += 1) {
+    for (const [, target, body, stream] of runs) await measure(target, body, stream);
+    if (round === 0) firstWarmUpHelpers = helperThreadsCpuMs(platform.pid) - helpersBefore;
+  }
+  helpersBefore = helperThreadsCpuMs(platform.pid);
   for (let round = 0; round < cpuRounds; round += 1) {
     for (const [total, target, body, stream] of runs) {
       const gc = total === 'platform_plain' || total === 'platform_streamed' ? total : undefined;
@@ -212,6 +227,7 @@ async function cpuPerRequest(
     }
   }
   const requests = cpuRounds * cpuRequestsPerRound;
+  const countedHelpers = helperThreadsCpuMs(platform.pid) - helpersBefore;
   return {
     requests_each: requests,
     clock_ticks_per_second: clockTicks,
@@ -222,6 +238,12 @@ async function cpuPerRequest(
     fastify_floor_plain_ms: round3(totals.floor_plain / requests),
     platform_plain_gc_pause_ms: round3(gcTotals.platform_plain / requests),
     platform_streamed_gc_pause_ms: round3(gcTotals.platform_streamed / requests),
+    warm_up_requests_each: cpuWarmUpRounds * cpuRequestsPerRound,
+    /** The platform's helper threads' CPU per platform request (plain and streamed alike). */
+    platform_helper_threads_first_warm_up_ms: round3(
+      firstWarmUpHelpers / (2 * cpuRequestsPerRound),
+    ),
+    platform_helper_threads_ms: round3(countedHelpers / (2 * requests)),
   };
 }
 
@@ -561,6 +583,10 @@ function report(results: {
 
 (ms of the server process's user + system CPU time per request, over ${cpu.requests_each} sequential
 requests of each kind, in ${cpuRounds} rounds taking turns; /proc resolution ${1000 / cpu.clock_ticks_per_second} ms per reading.
+Before them, ${cpu.warm_up_requests_each} requests of each kind in ${cpuWarmUpRounds} rounds, not counted: V8 optimises the
+platform's code on its helper threads for its first few thousand requests. Its threads other than
+the main one (the optimising compiler's and the collector's) took ${cpu.platform_helper_threads_first_warm_up_ms} ms per platform request
+in the first warm-up round and ${cpu.platform_helper_threads_ms} ms in the counted rounds.
 A streamed request's answer has 120 content chunks, each a write of the fake upstream.
 In the same rounds the Fastify floor (below) took ${cpu.fastify_floor_plain_ms} ms per plain request,
 ${round3(cpu.fastify_floor_plain_ms / cpu.bare_proxy_plain_ms)}× the bare proxy: what one Fastify

@@ -110,6 +110,16 @@ export function cpuMs(pid: number): number {
 }
 
 /**
+ * CPU time (ms) of a process's threads other than its main one so far: V8's helper threads (the
+ * optimising compiler's, the collector's) and libuv's (Linux /proc).
+ */
+export function helperThreadsCpuMs(pid: number): number {
+  const main = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = main.slice(main.lastIndexOf(')') + 2).split(' ');
+  return cpuMs(pid) - ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+}
+
+/**
  * The built service (`dist/main.js`) on a SQLite file in `directory`, with a rate-limit tier
  * roomy enough that a benchmark never meets it, answering at the returned base URL.
  */
