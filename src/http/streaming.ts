@@ -1,7 +1,6 @@
 // Helpers shared by routes that call models: a signal that fires when the client goes away (or,
 // for event streams, when the key behind them is revoked), and Server-Sent Events framing for
 // async generators.
-import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Principal } from '../modules/accounts/authenticator.js';
 import type { CredentialEnd, CredentialWatch } from '../auth/credential-watch.js';
@@ -90,22 +89,9 @@ export function logStreamFailure(log: FastifyBaseLogger, error: AppError): void 
   log.warn({ err: error, cause: error.cause, code: error.code }, `stream failed: ${error.message}`);
 }
 
-/** `data: <json>` events; `done` (e.g. `[DONE]`) is written as-is after the last one. */
-export function serverSentEvents(events: AsyncIterable<unknown>, done?: string): Readable {
-  async function* frames(): AsyncGenerator<string> {
-    for await (const event of events) yield `data: ${JSON.stringify(event)}\n\n`;
-    if (done !== undefined) yield `data: ${done}\n\n`;
-  }
-  return Readable.from(frames(), { objectMode: false });
-}
-
-/** Sends a Server-Sent Events stream with the headers proxies need to pass it through unbuffered. */
-export function sendEventStream(reply: FastifyReply, stream: Readable): FastifyReply {
-  return reply
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache')
-    .header('x-accel-buffering', 'no')
-    .send(stream);
+/** The frames of `data: <json>` events, for `writeEventStream`. */
+export async function* serverSentEvents(events: AsyncIterable<unknown>): AsyncGenerator<string> {
+  for await (const event of events) yield `data: ${JSON.stringify(event)}\n\n`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Answers that outlive a request end when their key is revoked, on both dialects: a streamed
 // /v1/chat ends with an `error` event carrying revoked_api_key, /chat/completions with a last chunk
 // carrying it, whether the key was revoked on this instance or on another sharing the database;
-// a /v1/ws socket closes with 4401. The fake provider streams slowly, far longer than the test
+// a followed execution's event stream ends with an `error` event; a /v1/ws socket closes with 4401. The fake provider streams slowly, far longer than the test
 // runs: only the revocation can end these streams, and only the test's own timeout bounds waiting.
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,6 +148,63 @@ describe.each(allDialects)('streams and sockets of a revoked key ($name)', (dial
       });
     });
   }
+
+  it('ends a followed execution with an error event when another instance revokes its key', async () => {
+    const { id, key } = await createKey(harness.app, harness.adminKey, { scopes: ['agents:read'] });
+    const post = async (url: string, payload: Record<string, unknown>, status: number) => {
+      const response = await harness.app.inject({
+        method: 'POST',
+        url,
+        headers: bearer(harness.adminKey),
+        payload,
+      });
+      expect(response.statusCode, response.body).toBe(status);
+      return response.json<Record<string, string>>();
+    };
+    const writer = await post(
+      '/v1/agents',
+      { name: 'writer', agent_type: 'GenerationAgent', configuration: {} },
+      201,
+    );
+    const pipeline = await post(
+      '/v1/pipelines',
+      {
+        name: 'waits',
+        stages: [{ name: 'write', agent_id: writer.id, input_mapping: { query: '$.input.query' } }],
+      },
+      201,
+    );
+    // The stage's model call gets no answer: the execution is still running when the key goes.
+    upstream.enqueue({ kind: 'hang' });
+    const run = await post(
+      `/v1/pipelines/${pipeline.pipeline_id}/execute`,
+      { query: 'Hello', async: true },
+      202,
+    );
+    const response = await fetch(`http://${base}/v1/executions/${run.execution_id}/events`, {
+      headers: bearer(key),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+    const events = eventReader(response.body!);
+    expect(JSON.parse((await events.next())!)).toMatchObject({
+      type: 'stage-start',
+      stage: 'write',
+    });
+    await revoke(other, id);
+    const after = (await rest(events)).map((data) => JSON.parse(data) as Record<string, unknown>);
+    expect(after).toEqual([
+      {
+        type: 'error',
+        error: expect.objectContaining({
+          type: 'authentication_error',
+          code: 'revoked_api_key',
+        }) as unknown,
+      },
+    ]);
+  });
 
   it('closes a /v1/ws socket with 4401 when another instance revokes its key', async () => {
     const { id, key } = await createKey(harness.app, harness.adminKey, { scopes: ['chat:write'] });

@@ -14,9 +14,9 @@ import {
 } from '../../http/schemas/common.js';
 import {
   guardAnswer,
-  sendEventStream,
   serverSentEvents,
   untilCredentialsEnd,
+  writeEventStream,
 } from '../../http/streaming.js';
 import { principalOf, type App } from '../../http/types.js';
 import {
@@ -166,7 +166,7 @@ function followRoute(app: App, { executions, credentialWatch }: ExecutionRoutesD
         request.params.execution_id,
         guard.signal,
       );
-      return sendEventStream(
+      void writeEventStream(
         reply,
         serverSentEvents(
           untilCredentialsEnd<unknown>(asJson(events), guard, (error) => ({
