@@ -33,6 +33,7 @@ import {
   writeResults,
 } from './support.js';
 import { measureTracing } from './gateway-tracing.js';
+import { measureChatLayers } from './gateway-layers.js';
 
 const sequentialRounds = Number(process.env.BENCH_ROUNDS ?? 20);
 const requestsPerRound = Number(process.env.BENCH_REQUESTS_PER_ROUND ?? 100);
@@ -332,6 +333,12 @@ export async function runGatewayBenchmark(): Promise<void> {
       pinOthers(process.pid);
       pinOthers(servers[0]!.pid!);
       await measureTracing(directory, upstreamUrl, adminKey);
+      return;
+    }
+    if (process.env.BENCH_GATEWAY_PART === 'layers') {
+      // Only the chat call in this process (printed, not written): what the chat service's
+      // layers cost per call over the model alone and a minimal client.
+      process.stdout.write(`${JSON.stringify(await measureChatLayers(upstreamUrl))}\n`);
       return;
     }
     if (process.env.BENCH_GATEWAY_PART === 'spend') {
