@@ -5,7 +5,7 @@
 // process). Unlike the HTTP rounds, nothing here is shared with a server's socket work, so the
 // differences are the layers'. `BENCH_GATEWAY_PART=layers npm run bench -- gateway` prints them.
 import { Agent, request } from 'node:http';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -176,5 +176,6 @@ export async function measureChatLayers(upstreamUrl: string) {
     minimal.close();
     await metered.services.close();
     await unmetered.services.close();
+    rmSync(directory, { recursive: true, force: true });
   }
 }
