@@ -15,7 +15,7 @@ import { BpeTokenCounter } from '../src/models/bpe-token-counter.js';
 import { deploymentsOf } from '../src/models/deployments/deployment-models.js';
 import { OpenAiCompatibleChatModel } from '../src/models/providers/openai-compatible-chat-model.js';
 import { createServices, type ServiceContainer } from '../src/services.js';
-import { benchUpstreamModel } from './support.js';
+import { benchDeployments, benchUpstreamModel } from './support.js';
 
 const warmUpCalls = Number(process.env.BENCH_LAYERS_WARM_UP ?? 5000);
 const rounds = Number(process.env.BENCH_LAYERS_ROUNDS ?? 8);
@@ -39,10 +39,7 @@ async function serviceOf(directory: string, upstreamUrl: string, ledger: boolean
         {
           ...benchUpstreamModel(upstreamUrl, 1024),
           provider: 'openai-compatible' as const,
-          deployments: [
-            { name: 'd1', base_url: upstreamUrl },
-            { name: 'd2', base_url: upstreamUrl },
-          ],
+          deployments: benchDeployments(upstreamUrl, 2),
         },
       ],
     },

@@ -3,7 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { benchUpstreamModel, freePort, startServer } from './support.js';
+import { benchDeployments, benchUpstreamModel, freePort, startServer } from './support.js';
 
 export interface GatewayPlatformOptions {
   directory: string;
@@ -38,10 +38,7 @@ export async function startGatewayPlatform(
           ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
           ...((options.deployments ?? 0) > 0
             ? {
-                deployments: Array.from({ length: options.deployments ?? 0 }, (_, index) => ({
-                  name: `d${index + 1}`,
-                  base_url: upstreamUrl,
-                })),
+                deployments: benchDeployments(upstreamUrl, options.deployments ?? 0),
               }
             : {}),
         },

@@ -20,6 +20,14 @@ export function benchUpstreamModel(upstreamUrl: string, maxTokens: number) {
   };
 }
 
+/** `count` deployments of the bench's model, all over the same upstream (`d1`, `d2`, …). */
+export function benchDeployments(upstreamUrl: string, count: number) {
+  return Array.from({ length: count }, (_, index) => ({
+    name: `d${index + 1}`,
+    base_url: upstreamUrl,
+  }));
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -101,12 +109,17 @@ export const clockTicks = (() => {
   return Number.isFinite(ticks) && ticks > 0 ? ticks : 100;
 })();
 
-/** User plus system CPU time of a process so far, in ms (Linux /proc). */
-export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** User plus system CPU time, in ms, in a /proc `stat` file (a process's or one thread's). */
+function statCpuMs(file: string): number {
+  const stat = readFileSync(file, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // After the command: state is field 3, utime 14 and stime 15 (1-based, from the pid).
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+}
+
+/** User plus system CPU time of a process so far, in ms (Linux /proc). */
+export function cpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
 }
 
 /**
@@ -114,9 +127,7 @@ export function cpuMs(pid: number): number {
  * optimising compiler's, the collector's) and libuv's (Linux /proc).
  */
 export function helperThreadsCpuMs(pid: number): number {
-  const main = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const fields = main.slice(main.lastIndexOf(')') + 2).split(' ');
-  return cpuMs(pid) - ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  return cpuMs(pid) - statCpuMs(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /**
