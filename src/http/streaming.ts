@@ -1,6 +1,6 @@
 // Helpers shared by routes that call models: a signal that fires when the client goes away (or,
-// for event streams, when the key behind them is revoked), and Server-Sent Events framing for
-// async generators.
+// for event streams, when the key behind them is revoked), and Server-Sent Events framed from async
+// generators and written straight to the response.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Principal } from '../modules/accounts/authenticator.js';
 import type { CredentialEnd, CredentialWatch } from '../auth/credential-watch.js';
@@ -24,7 +24,7 @@ export function clientGoneSignal(reply: FastifyReply): AbortSignal {
  * `Readable` piped into it, whose chunks outlived two young-generation collections (a relayed
  * answer of 120 chunks promoted about 55 KB per request that way, 12 KB this way, and cost 7-18 %
  * more CPU; docs/decisions.md). Fastify's onResponse hooks (the request log, the
- * metrics) still run when the response finishes; the route has no onSend hook to skip. A client
+ * metrics) still run when the response finishes; the streaming routes have no onSend hook to skip. A client
  * that goes away stops the writing, and the frames' iterator is returned (its producers clean up).
  */
 export async function writeEventStream(

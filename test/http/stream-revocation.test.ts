@@ -1,8 +1,10 @@
 // Answers that outlive a request end when their key is revoked, on both dialects: a streamed
 // /v1/chat ends with an `error` event carrying revoked_api_key, /chat/completions with a last chunk
 // carrying it, whether the key was revoked on this instance or on another sharing the database;
-// a followed execution's event stream ends with an `error` event; a /v1/ws socket closes with 4401. The fake provider streams slowly, far longer than the test
-// runs: only the revocation can end these streams, and only the test's own timeout bounds waiting.
+// a followed execution's event stream ends with an `error` event; a /v1/ws socket closes with
+// 4401. The fake provider streams slowly (or, for the execution, never answers), far longer than
+// the test runs: only the revocation can end these streams, and only the test's own timeout bounds
+// waiting.
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeCodes } from '../../src/modules/voice/realtime/close-codes.js';
