@@ -44,9 +44,13 @@ await build({
   target: 'node20',
   sourcemap: true,
   // Not minified: stack traces and profiles stay readable (minifying saved about 1 MiB of RSS).
-  // Names are kept: bundling renames clashing top-level names, and logged errors carry their
-  // class's name (pino's `type`).
-  keepNames: true,
+  // Names are not kept (`keepNames`): it wraps every named function and class, including the
+  // closures made on each request, in a call that redefines its `name`, which cost a plain chat
+  // completion 3-14 % of its CPU (bench/results/gateway-profile.md). Without it, a function whose
+  // top-level name clashed with another module's is named with a suffix (`count2`), and a class
+  // that refers to itself inside its body is named `_Name`; no error class is either, so logged
+  // errors keep their class's name (pino's `type`), which test/built-service.test.ts checks.
+  keepNames: false,
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
   plugins: [

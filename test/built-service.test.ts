@@ -5,7 +5,7 @@
 // beside the bundle (the intent model), the audio and text worker threads' entries, chunks loaded lazily
 // (the OpenAI-compatible path), and the command-line tools.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +160,24 @@ describe('the built service (scripts/build-server.mjs)', () => {
     });
     expect(document.status, document.text).toBe(201);
     expect(JSON.parse(document.text)).toMatchObject({ title: 'Tides', chunk_count: 1 });
+  });
+
+  it("names every error class as its source does (the bundle keeps no names: pino's `type`)", () => {
+    // Without esbuild's keepNames, a class renamed for a clash (`FooError2`) or one that refers
+    // to itself (`class _FooError`) would be logged under that name.
+    const renamed: string[] = [];
+    const scripts = readdirSync(buildDirectory, { recursive: true, encoding: 'utf8' }).filter(
+      (file) => file.endsWith('.js'),
+    );
+    expect(scripts.length).toBeGreaterThan(1);
+    for (const file of scripts) {
+      const text = readFileSync(path.join(buildDirectory, file), 'utf8');
+      for (const match of text.matchAll(/\bclass (\w*Error\w*)\b/g)) {
+        const name = match[1]!;
+        if (name.startsWith('_') || /\d$/.test(name)) renamed.push(`${file}: ${name}`);
+      }
+    }
+    expect(renamed).toEqual([]);
   });
 
   it('runs the built keys tool against the same database', async () => {
