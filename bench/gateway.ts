@@ -58,10 +58,13 @@ interface Target {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
-/** One POST; resolves with ms to the first content delta (streams) and to the end. */
+/**
+ * One POST (a GET when `body` is null); resolves with ms to the first content delta (streams) and
+ * to the end.
+ */
 function timedPost(
   target: Target,
-  body: string,
+  body: string | null,
   stream: boolean,
 ): Promise<{ firstMs: number; totalMs: number }> {
   return new Promise((resolve, reject) => {
@@ -71,13 +74,16 @@ function timedPost(
     const outgoing = request(
       target.url,
       {
-        method: 'POST',
+        method: body === null ? 'GET' : 'POST',
         agent,
-        headers: {
-          ...target.headers,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-        },
+        headers:
+          body === null
+            ? target.headers
+            : {
+                ...target.headers,
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(body),
+              },
       },
       (incoming) => {
         if (incoming.statusCode !== 200) {
@@ -102,7 +108,7 @@ function timedPost(
       },
     );
     outgoing.on('error', reject);
-    outgoing.end(body);
+    outgoing.end(body ?? undefined);
   });
 }
 
@@ -183,11 +189,12 @@ async function cpuPerRequest(
     bare_plain: 0,
     bare_streamed: 0,
     floor_plain: 0,
+    platform_models: 0,
   };
   const gcTotals = { platform_plain: 0, platform_streamed: 0 };
   const measure = async (
     target: Target & { pid: number },
-    body: string,
+    body: string | null,
     stream: boolean,
     gc?: keyof typeof gcTotals,
   ) => {
@@ -210,6 +217,14 @@ async function cpuPerRequest(
     ['floor_plain', floor, plain, false],
     ['platform_streamed', platform, requestBody('bench-upstream', true, streamedSentence), true],
     ['bare_streamed', bare, streamed, true],
+    // A request through the platform's keys, limits, hooks, log line and metrics that calls no
+    // upstream: what the chat completion costs before its own work.
+    [
+      'platform_models',
+      { ...platform, url: new URL('/v1/models', platform.url).href },
+      null,
+      false,
+    ],
   ] as const;
   // Warm-up rounds, not counted: each server's first requests compile its code (the Fastify
   // floor is not called before this otherwise, and a run of only this part calls none of them).
@@ -237,14 +252,15 @@ async function cpuPerRequest(
     bare_proxy_plain_ms: round3(totals.bare_plain / requests),
     bare_proxy_streamed_ms: round3(totals.bare_streamed / requests),
     fastify_floor_plain_ms: round3(totals.floor_plain / requests),
+    platform_models_ms: round3(totals.platform_models / requests),
     platform_plain_gc_pause_ms: round3(gcTotals.platform_plain / requests),
     platform_streamed_gc_pause_ms: round3(gcTotals.platform_streamed / requests),
     warm_up_requests_each: cpuWarmUpRounds * cpuRequestsPerRound,
-    /** The platform's helper threads' CPU per platform request (plain and streamed alike). */
+    /** The platform's helper threads' CPU per platform request (plain, streamed and GET alike). */
     platform_helper_threads_first_warm_up_ms: round3(
-      firstWarmUpHelpers / (2 * cpuRequestsPerRound),
+      firstWarmUpHelpers / (3 * cpuRequestsPerRound),
     ),
-    platform_helper_threads_ms: round3(countedHelpers / (2 * requests)),
+    platform_helper_threads_ms: round3(countedHelpers / (3 * requests)),
   };
 }
 
@@ -598,6 +614,12 @@ A streamed request's answer has 120 content chunks, each a write of the fake ups
 In the same rounds the Fastify floor (below) took ${cpu.fastify_floor_plain_ms} ms per plain request,
 ${round3(cpu.fastify_floor_plain_ms / cpu.bare_proxy_plain_ms)}× the bare proxy: what one Fastify
 route that parses and forwards the body costs before any of the platform's own work.)
+
+What a plain request's CPU time is made of, in the same rounds (ms per request):
+
+| the bare proxy (pipes the bytes) | the Fastify floor (parses and forwards the body) | the platform's \`GET /v1/models\` with a key (keys, limits, hooks, the log line, metrics; no upstream call) | the platform's chat completion |
+|---:|---:|---:|---:|
+| ${cpu.bare_proxy_plain_ms} (1.0×) | ${cpu.fastify_floor_plain_ms} (${round3(cpu.fastify_floor_plain_ms / cpu.bare_proxy_plain_ms)}×) | ${cpu.platform_models_ms} (${round3(cpu.platform_models_ms / cpu.bare_proxy_plain_ms)}×) | ${cpu.platform_plain_ms} (${round3(cpu.platform_plain_ms / cpu.bare_proxy_plain_ms)}×) |
 
 Of the platform's CPU time per request, its garbage collector's pauses on the main thread took
 ${cpu.platform_plain_gc_pause_ms} ms plain (${percent(cpu.platform_plain_gc_pause_ms, cpu.platform_plain_ms)}) and ${cpu.platform_streamed_gc_pause_ms} ms streamed (${percent(cpu.platform_streamed_gc_pause_ms, cpu.platform_streamed_ms)}), read from its
