@@ -1,6 +1,6 @@
 // Shared benchmark plumbing: child-process servers, free ports, result files.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import os from 'node:os';
@@ -120,6 +120,45 @@ function statCpuMs(file: string): number {
 /** User plus system CPU time of a process so far, in ms (Linux /proc). */
 export function cpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** A process's CPU time at one moment: `/proc`'s total and each live thread's own. */
+export interface CpuReading {
+  /** User plus system time from `/proc/<pid>/stat`, every thread's (10 ms steps). */
+  readonly statMs: number;
+  /** Each live thread's time on the CPU in ns, from its `schedstat` (exact). */
+  readonly threads: ReadonlyMap<string, number>;
+}
+
+export function cpuReading(pid: number): CpuReading {
+  const threads = new Map<string, number>();
+  for (const thread of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(
+        thread,
+        Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8').split(' ')[0]),
+      );
+    } catch {
+      // The thread ended between the listing and the read: the fallback below covers it.
+    }
+  }
+  return { statMs: cpuMs(pid), threads };
+}
+
+/**
+ * CPU time (ms) spent between two readings: the threads' exact times when every thread of the
+ * first reading still runs at the second (a thread started between them counts whole), else the
+ * `/proc` total's difference, in 10 ms steps (a thread that ended took its time with it).
+ */
+export function cpuSpentMs(before: CpuReading, after: CpuReading): number {
+  let ns = 0;
+  for (const [thread, earlier] of before.threads) {
+    const later = after.threads.get(thread);
+    if (later === undefined || later < earlier) return after.statMs - before.statMs;
+    ns += later - earlier;
+  }
+  for (const [thread, later] of after.threads) if (!before.threads.has(thread)) ns += later;
+  return ns / 1e6;
 }
 
 /**
