@@ -571,6 +571,31 @@ describe('the lean client reading Server-Sent Events as real servers send them',
     expect((error as UpstreamError).message).toContain('could not be read');
   });
 
+  it('reports a whole answer whose connection closes before its end, then reads the next one whole', async () => {
+    // The body cut mid-way is a failure; the next answer, on a new connection, is read whole.
+    respond = (response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '4096' });
+      response.write('{"choices":[{"message":{"content":"Hal');
+      setImmediate(() => response.socket?.destroy());
+    };
+    const model = modelAt(baseUrl);
+    const error = await model.generate(request()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).code).toBe('upstream_error');
+    respond = (response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          choices: [{ index: 0, message: { content: 'Whole.' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 2 },
+        }),
+      );
+    };
+    const answer = await model.generate(request());
+    expect(answer).toMatchObject({ text: 'Whole.', finishReason: 'stop' });
+    expect(answer.usage).toMatchObject({ promptTokens: 3, completionTokens: 2 });
+  });
+
   it('passes a refusal on as refusal parts, with the finish reason the server gave', async () => {
     respond = (response) =>
       sendInPieces(

@@ -53,7 +53,10 @@ function readAnswer(incoming: IncomingMessage, tooLarge: () => Error): Promise<B
     incoming.once('end', () => settle(null));
     incoming.once('error', settle);
     // Closed before its end (the connection was cut or the call stopped): 'end' never comes.
-    incoming.once('close', () => settle(new Error('The answer was cut short.')));
+    // 'close' also follows every 'end': no error is made then (its stack trace costs a few µs).
+    incoming.once('close', () => {
+      if (!settled) settle(new Error('The answer was cut short.'));
+    });
   });
 }
 
@@ -73,9 +76,13 @@ function rejectWithErrorAnswer(
     kept += Math.min(part.length, maxErrorBodyBytes - kept);
   });
   incoming.on('error', reject);
+  let ended = false;
   // Cut before its end: the 'end' below never comes.
-  incoming.on('close', () => reject(new Error('The error answer was cut short.')));
+  incoming.on('close', () => {
+    if (!ended) reject(new Error('The error answer was cut short.'));
+  });
   incoming.on('end', () => {
+    ended = true;
     reject(
       new APICallError({
         message: `HTTP ${status}`,
