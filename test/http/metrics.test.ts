@@ -71,6 +71,19 @@ describe('GET /metrics', () => {
     expect(text).toContain('# TYPE platform_jobs_waiting gauge');
   });
 
+  it('shows a blocked event loop in its lag, sampled every 100 ms to spare an idle process', async () => {
+    await scrape(); // each scrape starts the delay's histogram afresh
+    // After a reset the sampler's first firing records nothing: let it fire once before the block.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const blockedUntil = Date.now() + 400;
+    while (Date.now() < blockedUntil) {
+      // The loop blocked, as a handler stuck on a regular expression would block it.
+    }
+    // The sampler's timer, due during the block, fires late; its delay lands in the histogram.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(sample(await scrape(), 'nodejs_eventloop_lag_max_seconds')).toBeGreaterThan(0.2);
+  });
+
   it('refuses a request without a key, and a key without admin', async () => {
     const anonymous = await harness.app.inject({ method: 'GET', url: '/metrics' });
     expect(anonymous.statusCode).toBe(401);

@@ -79,6 +79,9 @@ function guardGcHistogram(registry: Registry): void {
   Object.defineProperty(gc, 'observe', { value: guarded });
 }
 
+/** How often the event loop's delay is sampled (`nodejs_eventloop_lag_*`), in ms. */
+export const eventLoopSampleMs = 100;
+
 export class PlatformMetrics implements ModelCallObserver, UsageObserver {
   readonly registry = new Registry();
 
@@ -189,8 +192,15 @@ export class PlatformMetrics implements ModelCallObserver, UsageObserver {
     // process_*, nodejs_eventloop_lag_*, nodejs_heap_*, nodejs_gc_duration_seconds, …
     if (options.defaultMetrics !== false) {
       // Label sets without a prototype (see labelSet): prom-client passes this one to the
-      // collectors that record from timers (event-loop lag) and at each scrape.
-      collectDefaultMetrics({ register: this.registry, labels: Object.create(null) as object });
+      // collectors that record from timers (event-loop lag) and at each scrape. The event loop's
+      // delay is sampled every 100 ms, not prom-client's 10: each sample wakes an idle process,
+      // 100 a second cost it 5-7 ms of CPU a second (bench/results/memory.md), and a block of
+      // the loop still shows in the next sample's delay.
+      collectDefaultMetrics({
+        register: this.registry,
+        labels: Object.create(null) as object,
+        eventLoopMonitoringPrecision: eventLoopSampleMs,
+      });
       guardGcHistogram(this.registry);
     }
   }
