@@ -12,7 +12,15 @@ import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { generateApiKey } from '../src/modules/accounts/api-key-format.js';
 import { writeTinyLlamaGguf } from '../test/support/gguf/tiny-llama.js';
-import { freePort, machine, startServer, stopProcess, writeResults } from './support.js';
+import {
+  cpuReading,
+  cpuSpentMs,
+  freePort,
+  machine,
+  startServer,
+  stopProcess,
+  writeResults,
+} from './support.js';
 
 const targetMiB = 110;
 /** How long the started service is left alone before sampling, and how often it is sampled. */
@@ -38,19 +46,29 @@ function residentOf(pid: number): { rss: number; anon: number } {
 interface Sample {
   rss_mib: number;
   rss_anon_mib: number;
+  /** CPU time the process used while sampled, per second (its timers, when nothing calls it). */
+  cpu_ms_per_s: number;
 }
 
 async function sampleSettled(child: ChildProcess): Promise<Sample> {
   await new Promise((resolve) => setTimeout(resolve, settleMs));
   const taken: { rss: number; anon: number }[] = [];
+  const cpuBefore = cpuReading(child.pid!);
+  const started = Date.now();
   for (let index = 0; index < samples; index += 1) {
     taken.push(residentOf(child.pid!));
     await new Promise((resolve) => setTimeout(resolve, sampleEveryMs));
   }
+  const cpuMsPerSecond =
+    (cpuSpentMs(cpuBefore, cpuReading(child.pid!)) * 1000) / (Date.now() - started);
   // The median sample: a timer's allocation between two samples moves RSS by a few pages.
   const sorted = [...taken].sort((first, second) => first.rss - second.rss);
   const middle = sorted[Math.floor(sorted.length / 2)]!;
-  return { rss_mib: mib(middle.rss), rss_anon_mib: mib(middle.anon) };
+  return {
+    rss_mib: mib(middle.rss),
+    rss_anon_mib: mib(middle.anon),
+    cpu_ms_per_s: Math.round(cpuMsPerSecond * 100) / 100,
+  };
 }
 
 async function call(base: string, key: string, method: string, route: string, body?: unknown) {
@@ -258,23 +276,24 @@ export async function runMemoryBenchmark(): Promise<void> {
     scenarios,
   };
   const rows = scenarios.flatMap((scenario) => [
-    `| ${scenario.label}, idle | ${scenario.idle.rss_mib} | ${scenario.idle.rss_anon_mib} |`,
+    `| ${scenario.label}, idle | ${scenario.idle.rss_mib} | ${scenario.idle.rss_anon_mib} | ${scenario.idle.cpu_ms_per_s} |`,
     ...(scenario.afterUse === null
       ? []
       : [
-          `| ${scenario.label}, after one use of: ${scenario.afterUse.used.join('; ')} | ${scenario.afterUse.rss_mib} | ${scenario.afterUse.rss_anon_mib} |`,
+          `| ${scenario.label}, after one use of: ${scenario.afterUse.used.join('; ')} | ${scenario.afterUse.rss_mib} | ${scenario.afterUse.rss_anon_mib} | ${scenario.afterUse.cpu_ms_per_s} |`,
         ]),
   ]);
   const markdown = `# Memory
 
 \`npm run bench -- memory\`: \`node dist/main.js\` started, left alone ${settleMs / 1000} s after
 \`/v1/health\` first answered, then RSS read from \`/proc/<pid>/status\` ${samples} times a second
-apart (the median shown). Node ${json.machine.node}, ${json.machine.cpus} CPUs. The wait lets V8's
+apart (the median shown), and the CPU time it used meanwhile (every thread's, from \`/proc\`: what
+its timers cost when nothing calls it). Node ${json.machine.node}, ${json.machine.cpus} CPUs. The wait lets V8's
 memory reducer run: it shrinks the heap grown by start-up's garbage some 30–40 s after the last
 activity (5 s after start the default configuration holds about 120 MiB).
 
-| Configuration | RSS (MiB) | of it anonymous (MiB) |
-| --- | --- | --- |
+| Configuration | RSS (MiB) | of it anonymous (MiB) | CPU while sampled (ms per s) |
+| --- | --- | --- | --- |
 ${rows.join('\n')}
 
 Target: idle RSS ≤ ${targetMiB} MiB with the default configuration — ${json.meets_target ? 'met' : 'not met'} (${defaultIdle} MiB).
