@@ -23,9 +23,9 @@ export function clientGoneSignal(reply: FastifyReply): AbortSignal {
  * reply holds so far (request id, rate limits, CORS, cache) and those proxies need: not through a
  * `Readable` piped into it, whose chunks outlived two young-generation collections (a relayed
  * answer of 120 chunks promoted about 55 KB per request that way, 12 KB this way, and cost 7-18 %
- * more CPU; docs/decisions.md). Fastify's onResponse hooks (the request log, the
- * metrics) still run when the response finishes; the streaming routes have no onSend hook to skip. A client
- * that goes away stops the writing, and the frames' iterator is returned (its producers clean up).
+ * more CPU; docs/decisions.md). Fastify's onResponse hooks (the request log, the metrics) still
+ * run when the response finishes; the streaming routes have no onSend hook to skip. A client that
+ * goes away stops the writing, and the frames' iterator is returned (its producers clean up).
  */
 export async function writeEventStream(
   reply: FastifyReply,
