@@ -80,7 +80,7 @@ function guardGcHistogram(registry: Registry): void {
 }
 
 /** How often the event loop's delay is sampled (`nodejs_eventloop_lag_*`), in ms. */
-export const eventLoopSampleMs = 100;
+const eventLoopSampleMs = 100;
 
 export class PlatformMetrics implements ModelCallObserver, UsageObserver {
   readonly registry = new Registry();
