@@ -11,7 +11,7 @@ import { costMicros, type CallAttribution, type MeteredUsage } from '../../model
 import type { BudgetGate, BudgetReservation } from '../usage/ledger-meter.js';
 import { secondsUntilReset, usdOf, windowOf } from './budget-periods.js';
 import type { BudgetStore, WindowLine } from './budget-store.js';
-import type { Budget, BudgetsRepository } from './budgets.repository.js';
+import type { Budget, BudgetPath, BudgetsRepository } from './budgets.repository.js';
 
 /** Told of each call a soft limit warned about (a Prometheus counter). */
 export interface BudgetObserver {
@@ -20,7 +20,10 @@ export interface BudgetObserver {
 }
 
 export interface BudgetGateOptions {
-  readonly budgets: Pick<BudgetsRepository, 'onPath' | 'ledgerSpend'>;
+  readonly budgets: Pick<BudgetsRepository, 'onPath' | 'ledgerSpend'> & {
+    /** The budgets on a path when they are known without a read (BudgetPathCache). */
+    readonly known?: (path: BudgetPath) => readonly Budget[] | undefined;
+  };
   readonly store: BudgetStore;
   /** A call under a budget goes on, unchecked, when the store cannot be reached. */
   readonly failOpen: boolean;
@@ -51,10 +54,23 @@ export function lineOf(
   };
 }
 
+/** No budget on a call's path: nothing is reserved. */
+const noReservation = Promise.resolve(null);
+
 export class StoreBudgetGate implements BudgetGate {
   constructor(private readonly options: BudgetGateOptions) {}
 
-  async reserve(call: {
+  reserve(call: {
+    attribution: CallAttribution;
+    definition: ModelDefinition;
+    worstCase: () => Promise<MeteredUsage>;
+  }): Promise<BudgetReservation | null> {
+    // Most calls have no budget on their path: known at once, with no read and no await.
+    const known = this.options.budgets.known?.(call.attribution);
+    return known?.length === 0 ? noReservation : this.reserveOnPath(call);
+  }
+
+  private async reserveOnPath(call: {
     attribution: CallAttribution;
     definition: ModelDefinition;
     worstCase: () => Promise<MeteredUsage>;
