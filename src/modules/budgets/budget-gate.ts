@@ -67,17 +67,21 @@ export class StoreBudgetGate implements BudgetGate {
   }): Promise<BudgetReservation | null> {
     // Most calls have no budget on their path: known at once, with no read and no await.
     const known = this.options.budgets.known?.(call.attribution);
-    return known?.length === 0 ? noReservation : this.reserveOnPath(call);
+    return known?.length === 0 ? noReservation : this.reserveOnPath(call, known);
   }
 
-  private async reserveOnPath(call: {
-    attribution: CallAttribution;
-    definition: ModelDefinition;
-    worstCase: () => Promise<MeteredUsage>;
-  }): Promise<BudgetReservation | null> {
+  /** Reserves on the path's budgets: `known` when they are (else read), each of them. */
+  private async reserveOnPath(
+    call: {
+      attribution: CallAttribution;
+      definition: ModelDefinition;
+      worstCase: () => Promise<MeteredUsage>;
+    },
+    known: readonly Budget[] | undefined,
+  ): Promise<BudgetReservation | null> {
     const { attribution, definition } = call;
     const nowMs = this.options.now();
-    const budgets = await this.guarded(() => this.options.budgets.onPath(attribution));
+    const budgets = known ?? (await this.guarded(() => this.options.budgets.onPath(attribution)));
     if (budgets === null || budgets.length === 0) return null;
     const amount = costMicros(definition.pricing, await call.worstCase());
     if (amount === null) throw unpricedModel(definition);
