@@ -11,7 +11,12 @@ import { migrationProvider } from '../src/storage/migrations/index.js';
 import { AccountsRepository } from '../src/modules/accounts/accounts.repository.js';
 import { ApiKeysRepository } from '../src/modules/accounts/api-keys.repository.js';
 import type { ApiKeyRecord } from '../src/modules/accounts/api-key.js';
-import { newId } from '../src/ids.js';
+import { newId, newTimeOrderedId } from '../src/ids.js';
+import { noUsage } from '../src/models/metering.js';
+import {
+  UsageRecordsRepository,
+  type UsageRecord,
+} from '../src/modules/usage/usage-records.repository.js';
 import { allDialects, type TestDatabase } from './support/dialects.js';
 import type { DatabaseConfig } from '../src/config/config.js';
 
@@ -236,6 +241,43 @@ describe.each(allDialects)('storage on $name', (dialect) => {
     await expect(keys.insert({ ...record, id: newId('key') })).rejects.toSatisfy((error: unknown) =>
       storage.isUniqueViolation(error),
     );
+  });
+
+  it('writes a batch of usage records all or none, whichever of its statements fails', async () => {
+    const { storage } = await open();
+    const records = new UsageRecordsRepository(storage.db, storage.kind);
+    const createdAt = new Date().toISOString();
+    const record = (index: number): UsageRecord => ({
+      id: newTimeOrderedId('use'),
+      accountId: 'acct_batch',
+      apiKeyId: null,
+      endUser: null,
+      route: 'POST /v1/chat/completions',
+      model: 'm',
+      provider: 'openai-compatible',
+      deployment: null,
+      executionId: null,
+      usage: { ...noUsage, inputTokens: index, outputTokens: 1 },
+      status: 'ok',
+      errorCode: null,
+      latencyMs: 1,
+      cacheHit: false,
+      costMicros: null,
+      createdAt,
+    });
+    const first = record(0);
+    await records.insert([first]);
+    // 300 rows are written in statements of 128, 128, 32, 8 and 4: the repeated id is in the
+    // second, after a whole statement and part of this one went in.
+    const batch = Array.from({ length: 300 }, (_, index) => record(index + 1));
+    batch[200] = { ...batch[200]!, id: first.id };
+    await expect(records.insert(batch)).rejects.toSatisfy((error: unknown) =>
+      storage.isUniqueViolation(error),
+    );
+    expect(await records.countOf('acct_batch')).toBe(1);
+    batch[200] = record(201);
+    await records.insert(batch);
+    expect(await records.countOf('acct_batch')).toBe(301);
   });
 
   it('answers ping while open and fails it once closed', async () => {

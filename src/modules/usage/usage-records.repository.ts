@@ -89,6 +89,10 @@ function valuesOf(record: UsageRecord, dialect: Dialect): unknown[] {
  * statements of power-of-two sizes (128, then 64, 32 … for the rest), so that the few texts
  * recur and SQLite's statement cache (dialects/sqlite.ts) prepares each once; and the rows are
  * bound as plain parameters, without building a query tree of thousands of values per batch.
+ * On SQLite the statement is `INSERT OR FAIL`: a failing row leaves the statement's earlier rows
+ * in place rather than undoing them, so SQLite keeps no statement journal of the pages each
+ * statement changes (a temporary file past 64 KiB: about half the ledger's page writes). The
+ * batch's transaction is rolled back whole on any failure all the same.
  */
 const insertTexts = new Map<string, string>();
 function insertText(dialect: Dialect, rows: number): string {
@@ -98,7 +102,8 @@ function insertText(dialect: Dialect, rows: number): string {
     let parameter = 0;
     const placeholder = dialect === 'postgres' ? () => `$${++parameter}` : () => '?';
     const tuple = () => `(${columns.map(placeholder).join(', ')})`;
-    text = `insert into "usage_records" (${columns.map((name) => `"${name}"`).join(', ')}) values ${Array.from({ length: rows }, tuple).join(', ')}`;
+    const verb = dialect === 'sqlite' ? 'insert or fail' : 'insert';
+    text = `${verb} into "usage_records" (${columns.map((name) => `"${name}"`).join(', ')}) values ${Array.from({ length: rows }, tuple).join(', ')}`;
     insertTexts.set(key, text);
   }
   return text;
