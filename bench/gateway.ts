@@ -226,6 +226,8 @@ async function cpuPerRequest(
       false,
     ],
   ] as const;
+  /** The platform's segments in a round (its helper threads' CPU is shared among their requests). */
+  const platformRuns = runs.filter(([, target]) => target.pid === platform.pid).length;
   // Warm-up rounds, not counted: each server's first requests compile its code (the Fastify
   // floor is not called before this otherwise, and a run of only this part calls none of them).
   // The platform's helper threads' CPU is read over the first of them and over the counted ones.
@@ -299,9 +301,9 @@ async function cpuPerRequest(
     warm_up_requests_each: cpuWarmUpRounds * cpuRequestsPerRound,
     /** The platform's helper threads' CPU per platform request (plain, streamed and GET alike). */
     platform_helper_threads_first_warm_up_ms: round3(
-      firstWarmUpHelpers / (3 * cpuRequestsPerRound),
+      firstWarmUpHelpers / (platformRuns * cpuRequestsPerRound),
     ),
-    platform_helper_threads_ms: round3(countedHelpers / (3 * requests)),
+    platform_helper_threads_ms: round3(countedHelpers / (platformRuns * requests)),
   };
 }
 
