@@ -1,6 +1,7 @@
 // The structured logger (pino): JSON lines with ISO times; credentials never logged.
 import { pino, type Logger } from 'pino';
 import type { AppConfig } from './config/config.js';
+import { isoTime } from './iso-time.js';
 
 /** Longest a logged line waits in the buffer before it is written. */
 const flushIntervalMs = 500;
@@ -22,7 +23,8 @@ export function createLogger(serviceName: string, level: AppConfig['server']['lo
     {
       level,
       base: { service: serviceName },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      // pino.stdTimeFunctions.isoTime's text, without a toISOString per line (./iso-time.ts).
+      timestamp: () => `,"time":"${isoTime(Date.now())}"`,
       redact: {
         paths: [
           'req.headers.authorization',

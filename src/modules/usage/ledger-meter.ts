@@ -4,6 +4,7 @@
 // ledger. One record per call, whatever the outcome.
 import type { ModelDefinition } from '../../config/config.js';
 import { newTimeOrderedId } from '../../ids.js';
+import { isoTime } from '../../iso-time.js';
 import {
   costMicros,
   type CallAttribution,
@@ -90,7 +91,7 @@ export class LedgerMeter implements UsageMeter {
       latencyMs: end.latencyMs,
       cacheHit: end.cacheHit === true,
       costMicros: end.cacheHit === true ? 0 : costMicros(definition.pricing, end.usage),
-      createdAt: new Date(nowMs).toISOString(),
+      createdAt: isoTime(nowMs),
     };
   }
 }
