@@ -33,14 +33,16 @@ export const noUsage: MeteredUsage = {
   characters: 0,
 };
 
+/** A call's usage in the meter's terms: every field written out, one literal of one shape. */
 export function meteredUsageOf(usage: TokenUsage): MeteredUsage {
   return {
-    ...noUsage,
     inputTokens: usage.promptTokens,
     outputTokens: usage.completionTokens,
     cachedInputTokens: usage.cachedTokens ?? 0,
     cacheWriteTokens: usage.cacheWriteTokens ?? 0,
     reasoningTokens: usage.reasoningTokens ?? 0,
+    audioMs: 0,
+    characters: 0,
   };
 }
 

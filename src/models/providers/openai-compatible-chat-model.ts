@@ -70,15 +70,15 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     request: GenerationRequest,
     text: string,
   ): Promise<TokenUsage> {
-    const counted = {
-      promptTokens: usage.promptTokens ?? (await this.countTokens(request.messages)),
-      completionTokens: usage.completionTokens ?? (await this.tokens.countText(text)),
-    };
-    if (usage.cachedTokens === undefined && usage.reasoningTokens === undefined) return counted;
+    const promptTokens = usage.promptTokens ?? (await this.countTokens(request.messages));
+    const completionTokens = usage.completionTokens ?? (await this.tokens.countText(text));
+    // One shape whatever the upstream reported (a detail it left out is undefined): usage objects
+    // of several shapes made the code that reads them look each field up in V8's runtime.
     return {
-      ...counted,
-      ...(usage.cachedTokens === undefined ? {} : { cachedTokens: usage.cachedTokens }),
-      ...(usage.reasoningTokens === undefined ? {} : { reasoningTokens: usage.reasoningTokens }),
+      promptTokens,
+      completionTokens,
+      cachedTokens: usage.cachedTokens,
+      reasoningTokens: usage.reasoningTokens,
     };
   }
 
@@ -204,7 +204,12 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     if (parser.usage.completionTokens === undefined) {
       const { text, unkeptChunks } = reader.generated();
       usage = await this.usageOf(parser.usage, request, text);
-      usage = { ...usage, completionTokens: usage.completionTokens + unkeptChunks };
+      usage = {
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens + unkeptChunks,
+        cachedTokens: usage.cachedTokens,
+        reasoningTokens: usage.reasoningTokens,
+      };
     } else usage = await this.usageOf(parser.usage, request, '');
     const usageFrames = reader.usageFrames(usage);
     if (usageFrames !== null) yield usageFrames;

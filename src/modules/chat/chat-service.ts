@@ -124,8 +124,12 @@ export class ChatService {
       prepared.modelName,
       async (model, candidate) => {
         const context = await contextFor(prepared, model, candidate);
+        // Every field named, not the context spread and more added: a spread's copy takes each
+        // added field through V8's runtime on every call (bench/results/gateway-profile.md).
         return model.generate({
-          ...context,
+          messages: context.messages,
+          maxTokens: context.maxTokens,
+          temperature: context.temperature,
           signal: request.signal,
           fairnessKey: request.accountId,
           params: request.params,
@@ -141,12 +145,20 @@ export class ChatService {
       usage: result.usage,
       toolCalls: result.toolCalls,
     });
+    // One shape for every outcome (each field named, absent ones undefined), not the result
+    // spread and more added.
     return {
-      ...result,
+      text: result.text,
+      finishReason: result.finishReason,
+      usage: result.usage,
       model: definition,
       conversationId,
       messageId: prepared.messageId,
       latencyMs: this.now() - prepared.startedAt,
+      toolCalls: result.toolCalls,
+      refusal: result.refusal,
+      logprobs: result.logprobs,
+      systemFingerprint: result.systemFingerprint,
     };
   }
 
@@ -172,7 +184,9 @@ export class ChatService {
   ): AsyncIterable<StreamPart> {
     const context = await contextFor(prepared, model, definition);
     yield* model.stream({
-      ...context,
+      messages: context.messages,
+      maxTokens: context.maxTokens,
+      temperature: context.temperature,
       signal: prepared.request.signal,
       fairnessKey: prepared.request.accountId,
       params: prepared.request.params,
