@@ -21,6 +21,10 @@ export interface GatewayPlatformOptions {
   nodeArgs?: string[];
   /** The service's entry (default `dist/main.js`; another build's, to compare with it). */
   script?: string;
+  /** A command that runs Node (valgrind's, with its arguments), before Node itself. */
+  launcher?: string[];
+  /** How long it may take to answer (default a minute). */
+  readyTimeoutMs?: number;
 }
 
 export async function startGatewayPlatform(
@@ -51,9 +55,10 @@ export async function startGatewayPlatform(
   );
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  const [command, ...launcherArgs] = [...(options.launcher ?? []), process.execPath];
   const server = await startServer(
-    process.execPath,
-    [...(options.nodeArgs ?? []), options.script ?? 'dist/main.js'],
+    command!,
+    [...launcherArgs, ...(options.nodeArgs ?? []), options.script ?? 'dist/main.js'],
     {
       PORT: String(port),
       DATABASE_URL: `sqlite:${path.join(directory, `${name}.db`)}`,
@@ -65,6 +70,7 @@ export async function startGatewayPlatform(
     },
     path.join(directory, `${name}.log`),
     `${base}/v1/health`,
+    options.readyTimeoutMs,
   );
   return { server, base };
 }

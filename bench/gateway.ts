@@ -36,6 +36,7 @@ import {
   writeResults,
 } from './support.js';
 import { measureTracing } from './gateway-tracing.js';
+import { measureInstructions } from './gateway-instructions.js';
 import { measureChatLayers } from './gateway-layers.js';
 
 const sequentialRounds = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -398,6 +399,14 @@ export async function runGatewayBenchmark(): Promise<void> {
       // Only the chat call in this process (printed, not written): what the chat service's
       // layers cost per call over the model alone and a minimal client.
       process.stdout.write(`${JSON.stringify(await measureChatLayers(upstreamUrl))}\n`);
+      return;
+    }
+    if (process.env.BENCH_GATEWAY_PART === 'instructions') {
+      // Only the instruction count under valgrind (printed, not written): the platform's and the
+      // bare proxy's user-space instructions per plain request, whatever the machine's speed.
+      process.stdout.write(
+        `${JSON.stringify(await measureInstructions(directory, upstreamUrl, adminKey, deployments))}\n`,
+      );
       return;
     }
     if (process.env.BENCH_GATEWAY_PART === 'spend') {

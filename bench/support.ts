@@ -51,6 +51,8 @@ export async function startServer(
   env: Record<string, string>,
   logFile: string,
   readyUrl: string,
+  /** How long it may take to answer (a server under valgrind takes tens of seconds). */
+  readyTimeoutMs = 60_000,
 ): Promise<ChildProcess> {
   const output = openSync(logFile, 'a');
   const child = spawn(command, args, {
@@ -59,7 +61,7 @@ export async function startServer(
     stdio: ['ignore', output, output],
   });
   closeSync(output);
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
       throw new Error(`${args.join(' ')} exited with ${child.exitCode}; see ${logFile}`);

@@ -1,0 +1,181 @@
+// The gateway benchmark's instruction count: the user-space instructions a plain chat completion
+// costs the platform and the bare proxy, counted by valgrind's callgrind (a simulated CPU), so
+// that the figure does not move with the machine's speed or its other load as CPU time does
+// (the same build reads within a few per cent from run to run; bench/results/gateway-profile.md).
+// Each server runs under `valgrind --tool=callgrind --instr-atstart=no`, about 50 times slower
+// than it runs alone; after a warm-up the count is switched on for a fixed number of requests
+// with `callgrind_control`. What the kernel does (the sockets' system calls) is not counted, and
+// work the service does on a timer (the ledger's batch every 250 ms) weighs more per request
+// than at full speed. `BENCH_GATEWAY_PART=instructions npm run bench -- gateway` prints it.
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import path from 'node:path';
+import { startGatewayPlatform } from './gateway-platform.js';
+import { freePort, startServer, stopProcess } from './support.js';
+
+const warmUpRequests = Number(process.env.BENCH_INSTRUCTIONS_WARM_UP ?? 4000);
+const countedRequests = Number(process.env.BENCH_INSTRUCTIONS_REQUESTS ?? 1000);
+/** Starting under valgrind takes tens of seconds. */
+const readyTimeoutMs = 300_000;
+
+const callgrind = (outFile: string) => [
+  'valgrind',
+  '--tool=callgrind',
+  '--instr-atstart=no',
+  // V8 writes and rewrites machine code in its heap.
+  '--smc-check=all-non-file',
+  `--callgrind-out-file=${outFile}`,
+];
+
+function requireValgrind(): void {
+  const found = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
+  if (found.status !== 0) {
+    throw new Error(
+      "BENCH_GATEWAY_PART=instructions needs valgrind (Debian: 'apt-get install valgrind').",
+    );
+  }
+}
+
+function post(url: string, headers: Record<string, string>, body: string, agent: Agent) {
+  return new Promise<void>((resolve, reject) => {
+    const outgoing = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
+      },
+      (incoming) => {
+        incoming.resume();
+        incoming.on('end', () =>
+          incoming.statusCode === 200
+            ? resolve()
+            : reject(new Error(`${url} answered ${incoming.statusCode}`)),
+        );
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+/** Thousand instructions per request: the main thread's, and every thread's. */
+interface Counted {
+  main_thread: number;
+  all_threads: number;
+}
+
+/** Warms `url` up, then counts the instructions of `countedRequests` more requests. */
+async function countRequests(
+  server: ChildProcess,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<Counted> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const control = (...args: string[]) =>
+    execFileSync('callgrind_control', [...args, String(server.pid)], {
+      encoding: 'utf8',
+      // Its "sending command …" lines go to stderr.
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+  try {
+    for (let index = 0; index < warmUpRequests; index += 1) await post(url, headers, body, agent);
+    control('--zero');
+    control('--instr=on');
+    for (let index = 0; index < countedRequests; index += 1) await post(url, headers, body, agent);
+    // One line per thread: `Th <n>   <instructions>` (the first is the main thread).
+    const events = control('-e');
+    control('--instr=off');
+    const threads = [...events.matchAll(/Th\s*(\d+)\s+([\d,]+)/g)].map((match) =>
+      Number(match[2]!.replaceAll(',', '')),
+    );
+    if (threads.length === 0) throw new Error(`callgrind_control reported no counts:\n${events}`);
+    const perRequest = (instructions: number) =>
+      Math.round(instructions / countedRequests / 100) / 10;
+    return {
+      main_thread: perRequest(threads[0]!),
+      all_threads: perRequest(threads.reduce((sum, count) => sum + count, 0)),
+    };
+  } finally {
+    agent.destroy();
+  }
+}
+
+export async function measureInstructions(
+  directory: string,
+  upstreamUrl: string,
+  adminKey: string,
+  deployments: number,
+) {
+  requireValgrind();
+  const body = (model: string) =>
+    JSON.stringify({
+      model,
+      messages: [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }],
+    });
+  const barePort = await freePort();
+  const [bareCommand, ...bareArgs] = [
+    ...callgrind(path.join(directory, 'bare.callgrind')),
+    process.execPath,
+    '--import',
+    'tsx',
+    'bench/bare-proxy.ts',
+    String(barePort),
+    upstreamUrl,
+  ];
+  // The two servers are counted one after the other: valgrind runs a process's threads one at a
+  // time, and the counts do not depend on what else runs.
+  const bare = await startServer(
+    bareCommand!,
+    bareArgs,
+    {},
+    path.join(directory, 'bare-proxy-valgrind.log'),
+    `http://127.0.0.1:${barePort}/`,
+    readyTimeoutMs,
+  );
+  let bareCounted: Counted;
+  try {
+    bareCounted = await countRequests(
+      bare,
+      `http://127.0.0.1:${barePort}/chat/completions`,
+      {},
+      body('gpt-4o-mini'),
+    );
+  } finally {
+    await stopProcess(bare);
+  }
+  const started = await startGatewayPlatform({
+    directory,
+    name: 'platform-valgrind',
+    upstreamUrl,
+    adminKey,
+    deployments,
+    launcher: callgrind(path.join(directory, 'platform.callgrind')),
+    readyTimeoutMs,
+  });
+  let platformCounted: Counted;
+  try {
+    platformCounted = await countRequests(
+      started.server,
+      `${started.base}/v1/chat/completions`,
+      { authorization: `Bearer ${adminKey}` },
+      body('bench-upstream'),
+    );
+  } finally {
+    await stopProcess(started.server);
+  }
+  return {
+    warm_up_requests: warmUpRequests,
+    counted_requests: countedRequests,
+    deployments,
+    bare_proxy_k_instructions: bareCounted,
+    platform_k_instructions: platformCounted,
+    main_thread_ratio:
+      Math.round((platformCounted.main_thread / bareCounted.main_thread) * 100) / 100,
+  };
+}
