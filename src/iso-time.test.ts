@@ -47,7 +47,7 @@ describe('isoTime', () => {
   });
 
   it('throws the RangeError toISOString throws for an invalid or out-of-range time', () => {
-    for (const ms of [Number.NaN, 8.64e15 + 1, -8.64e15 - 1, Infinity]) {
+    for (const ms of [Number.NaN, 8.64e15 + 1, -8.64e15 - 1, Infinity, -Infinity]) {
       expect(() => new Date(ms).toISOString()).toThrow(RangeError);
       expect(() => isoTime(ms)).toThrow(RangeError);
     }

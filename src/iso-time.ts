@@ -13,10 +13,11 @@ let secondPrefix = '';
 
 /** `new Date(ms).toISOString()`: the same text, and the same RangeError for a time out of range. */
 export function isoTime(ms: number): string {
+  // NaN, or past Date's range (±8.64e15 ms, checked before the fraction is dropped, as the Date
+  // constructor does): toISOString's own RangeError.
+  if (!(Math.abs(ms) <= maxTimeMs)) return new Date(ms).toISOString();
   // The Date constructor drops a fraction of a millisecond toward zero.
   const whole = Math.trunc(ms);
-  // NaN, or past Date's range (±8.64e15 ms): toISOString's own RangeError.
-  if (!(Math.abs(whole) <= maxTimeMs)) return new Date(ms).toISOString();
   const second = Math.floor(whole / 1000);
   if (second !== formattedSecond) {
     const text = new Date(second * 1000).toISOString();
