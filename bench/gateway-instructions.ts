@@ -131,7 +131,7 @@ export async function measureInstructions(
   // The two servers are counted one after the other: valgrind runs a process's threads one at a
   // time, and the counts do not depend on what else runs.
   const bare = await startServer(
-    bareCommand!,
+    bareCommand,
     bareArgs,
     {},
     path.join(directory, 'bare-proxy-valgrind.log'),

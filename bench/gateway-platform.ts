@@ -57,7 +57,7 @@ export async function startGatewayPlatform(
   const base = `http://127.0.0.1:${port}`;
   const [command, ...launcherArgs] = [...(options.launcher ?? []), process.execPath];
   const server = await startServer(
-    command!,
+    command,
     [...launcherArgs, ...(options.nodeArgs ?? []), options.script ?? 'dist/main.js'],
     {
       PORT: String(port),
