@@ -8,10 +8,10 @@
 // work the service does on a timer (the ledger's batch every 250 ms) weighs more per request
 // than at full speed. `BENCH_GATEWAY_PART=instructions npm run bench -- gateway` prints it.
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import path from 'node:path';
 import { startGatewayPlatform } from './gateway-platform.js';
-import { freePort, startServer, stopProcess } from './support.js';
+import { freePort, postJson, startServer, stopProcess } from './support.js';
 
 const warmUpRequests = Number(process.env.BENCH_INSTRUCTIONS_WARM_UP ?? 4000);
 const countedRequests = Number(process.env.BENCH_INSTRUCTIONS_REQUESTS ?? 1000);
@@ -36,31 +36,10 @@ function requireValgrind(): void {
   }
 }
 
-function post(url: string, headers: Record<string, string>, body: string, agent: Agent) {
-  return new Promise<void>((resolve, reject) => {
-    const outgoing = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-        },
-      },
-      (incoming) => {
-        incoming.resume();
-        incoming.on('end', () =>
-          incoming.statusCode === 200
-            ? resolve()
-            : reject(new Error(`${url} answered ${incoming.statusCode}`)),
-        );
-      },
-    );
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
+/** One counted request: a POST answered 200. */
+async function post(url: string, headers: Record<string, string>, body: string, agent: Agent) {
+  const status = await postJson(url, headers, body, agent);
+  if (status !== 200) throw new Error(`${url} answered ${status}`);
 }
 
 /** Thousand instructions per request: the main thread's, and every thread's. */

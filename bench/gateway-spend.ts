@@ -4,9 +4,9 @@
 // drift on a shared machine hits both alike. Target: at most +10 %.
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { startGatewayPlatform } from './gateway-platform.js';
-import { cpuMs, machine, stopProcess, writeResults } from './support.js';
+import { cpuMs, machine, postJson, stopProcess, writeResults } from './support.js';
 
 export const rounds = Number(process.env.BENCH_SPEND_ROUNDS ?? 20);
 export const requestsPerRound = Number(process.env.BENCH_SPEND_REQUESTS_PER_ROUND ?? 300);
@@ -31,29 +31,6 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 /** Closes the benchmark client's connections (at the end of a section). */
 export function closeClient(): void {
   agent.destroy();
-}
-
-function post(url: string, key: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const outgoing = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-        },
-      },
-      (incoming) => {
-        incoming.resume();
-        incoming.on('end', () => resolve(incoming.statusCode ?? 0));
-      },
-    );
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
 }
 
 export async function json(
@@ -116,7 +93,12 @@ const body = (stream: boolean) =>
 async function run(platform: Platform, stream: boolean): Promise<void> {
   const payload = body(stream);
   for (let index = 0; index < requestsPerRound; index += 1) {
-    const status = await post(`${platform.base}/chat/completions`, platform.key, payload);
+    const status = await postJson(
+      `${platform.base}/chat/completions`,
+      { authorization: `Bearer ${platform.key}` },
+      payload,
+      agent,
+    );
     if (status !== 200) throw new Error(`the platform answered ${status}`);
   }
 }

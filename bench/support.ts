@@ -1,6 +1,7 @@
 // Shared benchmark plumbing: child-process servers, free ports, result files.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request, type Agent } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import os from 'node:os';
@@ -26,6 +27,38 @@ export function benchDeployments(upstreamUrl: string, count: number) {
     name: `d${index + 1}`,
     base_url: upstreamUrl,
   }));
+}
+
+/**
+ * A JSON POST over `agent` (keep-alive), its answer read to the end and dropped: resolves with the
+ * status. The benchmarks' own client for the requests they count.
+ */
+export function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  agent: Agent,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
+      },
+      (incoming) => {
+        incoming.resume();
+        incoming.on('end', () => resolve(incoming.statusCode ?? 0));
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
 }
 
 export function freePort(): Promise<number> {
