@@ -42,6 +42,9 @@ export { maxStreamLineChars } from './openai-compatible-stream.js';
 /** Where provider `openai` is reached when its definition names no base URL. */
 export const openAiBaseUrl = 'https://api.openai.com/v1';
 
+/** A relayed stream's generated text when the upstream reported its completion tokens: none needed. */
+const noText = { text: '', unkeptChunks: 0 } as const;
+
 export class OpenAiCompatibleChatModel implements ChatModel {
   private readonly connection: UpstreamConnection;
   private readonly plainBody: BodyOptions;
@@ -64,14 +67,19 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     this.streamedBody = { stream: true, maxTokensField, structuredOutputs };
   }
 
-  /** The usage as reported, the parts the upstream left out counted here. */
+  /**
+   * The usage as reported, the parts the upstream left out counted here: the completion from
+   * `text`, plus `uncountedTokens` (a relayed stream's chunks whose text was not kept).
+   */
   private async usageOf(
     usage: UsageCounts,
     request: GenerationRequest,
     text: string,
+    uncountedTokens = 0,
   ): Promise<TokenUsage> {
     const promptTokens = usage.promptTokens ?? (await this.countTokens(request.messages));
-    const completionTokens = usage.completionTokens ?? (await this.tokens.countText(text));
+    const completionTokens =
+      usage.completionTokens ?? (await this.tokens.countText(text)) + uncountedTokens;
     // One shape whatever the upstream reported (a detail it left out is undefined): usage objects
     // of several shapes made the code that reads them look each field up in V8's runtime.
     return {
@@ -200,17 +208,10 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     const { parser } = reader;
     const finishReason = parser.finishReason();
     if (finishReason === null) throw new Error('Response stream ended without a finish reason.');
-    let usage: TokenUsage;
-    if (parser.usage.completionTokens === undefined) {
-      const { text, unkeptChunks } = reader.generated();
-      usage = await this.usageOf(parser.usage, request, text);
-      usage = {
-        promptTokens: usage.promptTokens,
-        completionTokens: usage.completionTokens + unkeptChunks,
-        cachedTokens: usage.cachedTokens,
-        reasoningTokens: usage.reasoningTokens,
-      };
-    } else usage = await this.usageOf(parser.usage, request, '');
+    // Completion tokens the upstream did not report are counted from the text relayed.
+    const { text, unkeptChunks } =
+      parser.usage.completionTokens === undefined ? reader.generated() : noText;
+    const usage = await this.usageOf(parser.usage, request, text, unkeptChunks);
     const usageFrames = reader.usageFrames(usage);
     if (usageFrames !== null) yield usageFrames;
     const { systemFingerprint } = parser;

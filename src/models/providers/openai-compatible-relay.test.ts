@@ -137,6 +137,18 @@ describe('ChunkRelayReader', () => {
     expect(() => failing.throwIfFailed()).toThrow(/mid-stream/);
   });
 
+  it('keeps about a mebibyte of events for counting an answer, and counts the events past it', () => {
+    const reader = new ChunkRelayReader('platform-name', { includeUsage: false });
+    const piece = 'x'.repeat(200_000);
+    const events = Array.from({ length: 8 }, () => chunk({ content: piece }));
+    reader.read(sse(...events, chunk({}, {}, 'stop'), '[DONE]'));
+    reader.end();
+    reader.throwIfFailed();
+    // Events of 200 KB: the sixth takes what is kept past 1 MiB; the two after it and the
+    // finishing event are counted (a token each where the upstream reports no usage), not kept.
+    expect(reader.generated()).toEqual({ text: piece.repeat(6), unkeptChunks: 3 });
+  });
+
   it('writes the usage chunk a client asked for when the upstream sent none', () => {
     const reader = new ChunkRelayReader('m', { includeUsage: true });
     reader.read(sse(...stream.slice(0, 4)));
