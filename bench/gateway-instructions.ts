@@ -1,5 +1,6 @@
 // The gateway benchmark's instruction count: the user-space instructions a plain chat completion
-// costs the platform and the bare proxy, counted by valgrind's callgrind (a simulated CPU), so
+// costs the platform, the bare proxy and the Fastify floor (bench/fastify-proxy.ts: one route that
+// parses and forwards the body), counted by valgrind's callgrind (a simulated CPU), so
 // that the figure does not move with the machine's speed or its other load as CPU time does
 // (the same build reads within a few per cent from run to run; bench/results/gateway-profile.md).
 // Each server runs under `valgrind --tool=callgrind --instr-atstart=no`, about 50 times slower
@@ -85,6 +86,42 @@ async function countRequests(
   }
 }
 
+const ratioOf = (counted: Counted, baseline: Counted) =>
+  Math.round((counted.main_thread / baseline.main_thread) * 100) / 100;
+
+/** A baseline server (a script of bench/ taking its port and the upstream's URL), counted. */
+async function countScript(
+  directory: string,
+  name: string,
+  script: string,
+  upstreamUrl: string,
+  body: string,
+): Promise<Counted> {
+  const port = await freePort();
+  const [command, ...args] = [
+    ...callgrind(path.join(directory, `${name}.callgrind`)),
+    process.execPath,
+    '--import',
+    'tsx',
+    script,
+    String(port),
+    upstreamUrl,
+  ];
+  const server = await startServer(
+    command,
+    args,
+    {},
+    path.join(directory, `${name}-valgrind.log`),
+    `http://127.0.0.1:${port}/`,
+    readyTimeoutMs,
+  );
+  try {
+    return await countRequests(server, `http://127.0.0.1:${port}/chat/completions`, {}, body);
+  } finally {
+    await stopProcess(server);
+  }
+}
+
 export async function measureInstructions(
   directory: string,
   upstreamUrl: string,
@@ -97,37 +134,22 @@ export async function measureInstructions(
       model,
       messages: [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }],
     });
-  const barePort = await freePort();
-  const [bareCommand, ...bareArgs] = [
-    ...callgrind(path.join(directory, 'bare.callgrind')),
-    process.execPath,
-    '--import',
-    'tsx',
-    'bench/bare-proxy.ts',
-    String(barePort),
-    upstreamUrl,
-  ];
-  // The two servers are counted one after the other: valgrind runs a process's threads one at a
+  // The servers are counted one after the other: valgrind runs a process's threads one at a
   // time, and the counts do not depend on what else runs.
-  const bare = await startServer(
-    bareCommand,
-    bareArgs,
-    {},
-    path.join(directory, 'bare-proxy-valgrind.log'),
-    `http://127.0.0.1:${barePort}/`,
-    readyTimeoutMs,
+  const bareCounted = await countScript(
+    directory,
+    'bare-proxy',
+    'bench/bare-proxy.ts',
+    upstreamUrl,
+    body('gpt-4o-mini'),
   );
-  let bareCounted: Counted;
-  try {
-    bareCounted = await countRequests(
-      bare,
-      `http://127.0.0.1:${barePort}/chat/completions`,
-      {},
-      body('gpt-4o-mini'),
-    );
-  } finally {
-    await stopProcess(bare);
-  }
+  const floorCounted = await countScript(
+    directory,
+    'fastify-floor',
+    'bench/fastify-proxy.ts',
+    upstreamUrl,
+    body('gpt-4o-mini'),
+  );
   const started = await startGatewayPlatform({
     directory,
     name: 'platform-valgrind',
@@ -153,8 +175,9 @@ export async function measureInstructions(
     counted_requests: countedRequests,
     deployments,
     bare_proxy_k_instructions: bareCounted,
+    fastify_floor_k_instructions: floorCounted,
     platform_k_instructions: platformCounted,
-    main_thread_ratio:
-      Math.round((platformCounted.main_thread / bareCounted.main_thread) * 100) / 100,
+    main_thread_ratio: ratioOf(platformCounted, bareCounted),
+    main_thread_ratio_to_fastify_floor: ratioOf(platformCounted, floorCounted),
   };
 }
