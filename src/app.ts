@@ -196,8 +196,15 @@ function closeAnsweredUpgrades(app: App): void {
   });
 }
 
-/** CORS for the configured browser origins, with credentials and the contract's headers exposed. */
+/**
+ * CORS for the configured browser origins, with credentials and the contract's headers exposed.
+ * With none configured (the default) no origin can be allowed, and nothing is registered: the
+ * plugin would still run on every request (copying its options, adding `Vary: Origin` to answers
+ * that do not vary by origin) to send no header. A preflight then gets the 405 of a method its
+ * path does not take, where the plugin answered 404: a refusal either way.
+ */
 async function registerCors(app: App, origins: readonly string[]): Promise<void> {
+  if (origins.length === 0) return;
   const corsOrigins = new Set(origins);
   await app.register(fastifyCors, {
     origin: (origin, callback) => callback(null, origin !== undefined && corsOrigins.has(origin)),

@@ -1,7 +1,8 @@
 // Dashboard sessions through the real app, on every dialect: cookie flags, the hash-only store,
 // CSRF token and Origin checks, scopes and limits shared with the key, idle and absolute expiry,
 // the session ended by revocation (on this instance at once, on another within a second), logout,
-// login attempts limited per address, and CORS preflights for allowed and refused origins.
+// login attempts limited per address, and CORS preflights for allowed and refused origins (and
+// none at all where no origin is configured).
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allDialects } from '../support/dialects.js';
@@ -425,5 +426,39 @@ describe.each(allDialects)('dashboard sessions on $name', (dialect) => {
     expect(
       (await harness.app.inject({ method: 'OPTIONS', url: '/v1/nothing-here' })).statusCode,
     ).toBe(404);
+  });
+});
+
+describe('CORS with no origin configured (the default)', () => {
+  let harness: TestApp;
+  beforeAll(async () => {
+    harness = await startTestApp({ dialect: allDialects[0]!, overrides });
+  });
+  afterAll(() => harness.close());
+
+  it('allows no origin: no CORS header on an answer, and a preflight answers 405', async () => {
+    const answer = await harness.app.inject({
+      method: 'GET',
+      url: '/v1/models',
+      headers: { ...bearer(harness.adminKey), origin: appOrigin },
+    });
+    expect(answer.statusCode).toBe(200);
+    expect(
+      Object.keys(answer.headers).filter((name) => name.startsWith('access-control-')),
+    ).toEqual([]);
+    const preflight = await harness.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/chat',
+      headers: {
+        origin: appOrigin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-csrf-token',
+      },
+    });
+    // No route answers OPTIONS: the 405 of any method a path does not take, naming those it does.
+    expect(preflight.statusCode).toBe(405);
+    expect(errorOf(preflight).code).toBe('method_not_allowed');
+    expect(String(preflight.headers.allow)).toContain('POST');
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
