@@ -2,7 +2,9 @@
 // costs the platform, the bare proxy and the Fastify floor (bench/fastify-proxy.ts: one route that
 // parses and forwards the body), counted by valgrind's callgrind (a simulated CPU), so
 // that the figure does not move with the machine's speed or its other load as CPU time does
-// (the same build reads within a few per cent from run to run; bench/results/gateway-profile.md).
+// (the bare proxy's reads the same from run to run; the platform's has two modes, about 10 %
+// apart, as V8 optimises Node's own `process.nextTick` one way or the other in each process:
+// bench/results/gateway-profile.md).
 // Each server runs under `valgrind --tool=callgrind --instr-atstart=no`, about 50 times slower
 // than it runs alone; after a warm-up the count is switched on for a fixed number of requests
 // with `callgrind_control`. What the kernel does (the sockets' system calls) is not counted, and
