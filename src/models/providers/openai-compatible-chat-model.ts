@@ -78,6 +78,7 @@ export class OpenAiCompatibleChatModel implements ChatModel {
     uncountedTokens = 0,
   ): Promise<TokenUsage> {
     const promptTokens = usage.promptTokens ?? (await this.countTokens(request.messages));
+    // Counted (when not reported): the text, and a token for each event not kept.
     const completionTokens =
       usage.completionTokens ?? (await this.tokens.countText(text)) + uncountedTokens;
     // One shape whatever the upstream reported (a detail it left out is undefined): usage objects
