@@ -402,8 +402,9 @@ export async function runGatewayBenchmark(): Promise<void> {
       return;
     }
     if (process.env.BENCH_GATEWAY_PART === 'instructions') {
-      // Only the instruction count under valgrind (printed, not written): the platform's and the
-      // bare proxy's user-space instructions per plain request, whatever the machine's speed.
+      // Only the instruction count under valgrind (printed, not written): the platform's, the
+      // bare proxy's and the Fastify floor's user-space instructions per plain request, whatever
+      // the machine's speed.
       process.stdout.write(
         `${JSON.stringify(await measureInstructions(directory, upstreamUrl, adminKey, deployments))}\n`,
       );
