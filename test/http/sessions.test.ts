@@ -446,6 +446,8 @@ describe('CORS with no origin configured (the default)', () => {
     expect(
       Object.keys(answer.headers).filter((name) => name.startsWith('access-control-')),
     ).toEqual([]);
+    // Nor does it vary by origin.
+    expect(String(answer.headers.vary ?? '')).not.toMatch(/origin/i);
     const preflight = await harness.app.inject({
       method: 'OPTIONS',
       url: '/v1/chat',
