@@ -18,6 +18,7 @@ import type { ModelCallObserver, ModelCallRecord } from '../../models/model-call
 import type { UsageObserver } from '../usage/ledger-meter.js';
 import type { UsageRecord } from '../usage/usage-records.repository.js';
 import { labelSet } from './label-set.js';
+import { TalliedCounter, TalliedHistogram } from './tallies.js';
 import { UsageCounters } from './usage-counters.js';
 
 /** Seconds: from a cached answer (~1 ms) to a long generation (2 min). */
@@ -85,19 +86,19 @@ const eventLoopSampleMs = 100;
 export class PlatformMetrics implements ModelCallObserver, UsageObserver {
   readonly registry = new Registry();
 
-  private readonly httpRequests = new Counter({
+  private readonly httpRequests = new TalliedCounter({
     name: 'platform_http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status code.',
     labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
+    registry: this.registry,
   });
 
-  private readonly httpDuration = new Histogram({
+  private readonly httpDuration = new TalliedHistogram({
     name: 'platform_http_request_duration_seconds',
     help: 'Time from receiving a request to the end of its response, by method, route pattern and status code.',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: latencyBuckets,
-    registers: [this.registry],
+    registry: this.registry,
   });
 
   private readonly rateLimitRefusals = new Counter({
@@ -107,19 +108,19 @@ export class PlatformMetrics implements ModelCallObserver, UsageObserver {
     registers: [this.registry],
   });
 
-  private readonly upstreamDuration = new Histogram({
+  private readonly upstreamDuration = new TalliedHistogram({
     name: 'platform_upstream_request_duration_seconds',
     help: 'Time of one call to a model (retries included; streams until their last part), by catalog model name, kind and outcome.',
     labelNames: ['model', 'kind', 'outcome'] as const,
     buckets: latencyBuckets,
-    registers: [this.registry],
+    registry: this.registry,
   });
 
-  private readonly upstreamTokens = new Counter({
+  private readonly upstreamTokens = new TalliedCounter({
     name: 'platform_upstream_tokens_total',
     help: 'Tokens metered by models, by catalog model name and type (prompt or completion).',
     labelNames: ['model', 'type'] as const,
-    registers: [this.registry],
+    registry: this.registry,
   });
 
   private readonly upstreamErrors = new Counter({
@@ -218,13 +219,13 @@ export class PlatformMetrics implements ModelCallObserver, UsageObserver {
     record(() => {
       // Unmatched paths are anyone's choice of URL: one label value for all of them.
       const route = request.route ?? 'unmatched';
-      const labels: LabelValues<'method' | 'route' | 'status'> = labelSet({
-        method: httpMethods.has(request.method) ? request.method : 'other',
+      const values = [
+        httpMethods.has(request.method) ? request.method : 'other',
         route,
-        status: String(request.status),
-      });
-      this.httpRequests.inc(labels);
-      this.httpDuration.observe(labels, request.seconds);
+        String(request.status),
+      ];
+      this.httpRequests.inc(values);
+      this.httpDuration.observe(values, request.seconds);
       if (request.status === 429) this.rateLimitRefusals.inc(labelSet({ route }));
     });
   }
@@ -232,19 +233,13 @@ export class PlatformMetrics implements ModelCallObserver, UsageObserver {
   modelCall(call: ModelCallRecord): void {
     record(() => {
       const { model } = call;
-      this.upstreamDuration.observe(
-        labelSet({ model, kind: call.kind, outcome: call.outcome }),
-        call.seconds,
-      );
+      this.upstreamDuration.observe([model, call.kind, call.outcome], call.seconds);
       if (call.usage !== undefined) {
         if (call.usage.promptTokens > 0) {
-          this.upstreamTokens.inc(labelSet({ model, type: 'prompt' }), call.usage.promptTokens);
+          this.upstreamTokens.inc([model, 'prompt'], call.usage.promptTokens);
         }
         if (call.usage.completionTokens > 0) {
-          this.upstreamTokens.inc(
-            labelSet({ model, type: 'completion' }),
-            call.usage.completionTokens,
-          );
+          this.upstreamTokens.inc([model, 'completion'], call.usage.completionTokens);
         }
       }
       if (call.outcome === 'error') {
