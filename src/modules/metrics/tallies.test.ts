@@ -9,27 +9,18 @@ import { TalliedCounter, TalliedHistogram } from './tallies.js';
 const buckets = [0.001, 0.01, 0.1, 1];
 const labelNames = ['method', 'route', 'status'] as const;
 const help = 'Seconds.';
+/** Both histograms' settings, and both counters'. */
+const histogramConfig = { name: 'h_seconds', help, labelNames, buckets };
+const counterConfig = { name: 'c_total', help, labelNames };
 
 /** The same records in a tallied histogram and counter, and in prom-client's own. */
 function both(records: readonly (readonly [string, string, string, number])[]) {
   const tallied = new Registry();
-  const histogram = new TalliedHistogram({
-    name: 'h_seconds',
-    help,
-    labelNames,
-    buckets,
-    registry: tallied,
-  });
-  const counter = new TalliedCounter({ name: 'c_total', help, labelNames, registry: tallied });
+  const histogram = new TalliedHistogram({ ...histogramConfig, registry: tallied });
+  const counter = new TalliedCounter({ ...counterConfig, registry: tallied });
   const own = new Registry();
-  const ownHistogram = new Histogram({
-    name: 'h_seconds',
-    help,
-    labelNames,
-    buckets,
-    registers: [own],
-  });
-  const ownCounter = new Counter({ name: 'c_total', help, labelNames, registers: [own] });
+  const ownHistogram = new Histogram({ ...histogramConfig, registers: [own] });
+  const ownCounter = new Counter({ ...counterConfig, registers: [own] });
   for (const [method, route, status, seconds] of records) {
     histogram.observe([method, route, status], seconds);
     counter.inc([method, route, status], 2);
