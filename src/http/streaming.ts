@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Principal } from '../modules/accounts/authenticator.js';
 import type { CredentialEnd, CredentialWatch } from '../auth/credential-watch.js';
 import { AppError } from '../errors/app-error.js';
+import { Cancel } from '../lifecycle/hang-up.js';
 
 /**
  * Aborts when the connection closes before the response was fully written, which is how a client
@@ -100,7 +101,8 @@ export async function* serverSentEvents(events: AsyncIterable<unknown>): AsyncGe
  * every instance, at once on the one that revoked it); `ended` then holds the error to end with.
  */
 export interface AnswerGuard {
-  readonly signal: AbortSignal;
+  /** Aborted when the key ends or the client hangs up (an AbortSignal only when asked for). */
+  readonly cancel: Cancel;
   /** The contract's 401 when a revoked or expired key ended the answer; null otherwise. */
   readonly ended: AppError | null;
   /** Stops watching the key (also done when the connection closes). */
@@ -121,7 +123,7 @@ export function guardAnswer(
   watch: CredentialWatch,
   principal: Principal,
 ): AnswerGuard {
-  const controller = new AbortController();
+  const cancel = new Cancel();
   let ended: AppError | null = null;
   const unwatch = watch.add({
     keyId: principal.keyId,
@@ -130,15 +132,15 @@ export function guardAnswer(
     accountTier: principal.accountTier,
     end: (why) => {
       ended = credentialError(why);
-      controller.abort(ended);
+      cancel.abort(ended);
     },
   });
   reply.raw.once('close', () => {
     unwatch();
-    if (!reply.raw.writableFinished) controller.abort();
+    if (!reply.raw.writableFinished) cancel.abort();
   });
   return {
-    signal: controller.signal,
+    cancel,
     get ended() {
       return ended;
     },

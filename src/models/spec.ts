@@ -3,6 +3,7 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { AppError } from '../errors/app-error.js';
 import type { AttemptBudget } from './upstream/attempt-budget.js';
+import type { Cancellation } from '../lifecycle/hang-up.js';
 
 // The message model is OpenAI's Chat Completions shape (../shared/reference), typed: content parts,
 // assistant tool calls, tool results, and the request's parameters under their OpenAI names. The
@@ -143,8 +144,11 @@ export interface GenerationRequest {
   readonly messages: readonly ChatTurn[];
   readonly maxTokens: number;
   readonly temperature?: number | undefined;
-  /** Aborted when the client goes away; back-ends stop the upstream call or local generation. */
-  readonly signal: AbortSignal;
+  /**
+   * Aborted when the client goes away; back-ends stop the upstream call or local generation. A
+   * `Cancel` (../lifecycle/hang-up.ts) on the chat routes: `signalOf` gives an AbortSignal.
+   */
+  readonly signal: Cancellation;
   /** Whose request this is (an account id): local engines queue fairly between them. */
   readonly fairnessKey: string;
   /**

@@ -3,6 +3,7 @@
 // own chat template (tool calls and results included), and meters tokens with the model's own
 // tokenizer. Structured output and forced function calls are grammars; free function calls are
 // node-llama-cpp's function calling, returned to the client rather than executed.
+import { signalOf } from '../../lifecycle/hang-up.js';
 import type {
   ChatWrapper,
   GbnfJsonSchema,
@@ -196,8 +197,9 @@ export class LocalChatModel implements ChatModel {
     const loaded = await this.handle.load();
     checkAgainstModel(plan, loaded, definition.name);
     const grammar = await this.grammarOf(plan);
-    const release = await this.handle.queue.acquire(request.fairnessKey, request.signal);
-    const deadline = deadlineFor(request.signal, definition.timeoutMs);
+    const signal = signalOf(request.signal);
+    const release = await this.handle.queue.acquire(request.fairnessKey, signal);
+    const deadline = deadlineFor(signal, definition.timeoutMs);
     const channel = new ChunkChannel();
     let started: StartedGeneration | undefined;
     try {

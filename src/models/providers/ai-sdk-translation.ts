@@ -6,6 +6,7 @@
 // SDK's warnings that a parameter was dropped after all turned into the same refusal. The prompt
 // is ./ai-sdk-prompt.ts, the answers ./ai-sdk-results.ts. docs/message-model.md has
 // the table per provider for readers.
+import { signalOf } from '../../lifecycle/hang-up.js';
 import type {
   JSONSchema7,
   LanguageModelV3CallOptions,
@@ -174,7 +175,7 @@ export async function toCallOptions(
   const toolChoice = tools.length === 0 ? undefined : toolChoiceOf(params.tool_choice);
   const responseFormat = responseFormatOf(request, target);
   const { options, providerOptions } = parameterOptions(request, target);
-  const prompt = await new PromptBuilder(target, request.signal).build(request.messages);
+  const prompt = await new PromptBuilder(target, signalOf(request.signal)).build(request.messages);
   return {
     prompt,
     maxOutputTokens: request.maxTokens,

@@ -6,6 +6,7 @@ import type { ClientRequest } from 'node:http';
 import { RequestAbortedError, UpstreamError } from '../spec.js';
 import { RetriesExhaustedError } from './retry.js';
 import type { AttemptBudget } from './attempt-budget.js';
+import type { Cancellation } from '../../lifecycle/hang-up.js';
 
 type Limit = 'total' | 'idle';
 
@@ -28,7 +29,7 @@ export class CallLimits {
   private listening = false;
 
   constructor(
-    private readonly clientSignal: AbortSignal,
+    private readonly clientSignal: Cancellation,
     private readonly totalMs: number,
     private readonly idleMs: number | null = null,
     /** The request's budget of upstream calls (`max_attempts`), taken from by each retry. */

@@ -1,6 +1,7 @@
 // A chat turn as the chat service takes it (from the turn handler, agents and pipelines), and whose
 // model call it is.
 import type { CallAttribution, ChatParams, ChatTurn, ChunkRelay } from '../../models/spec.js';
+import type { Cancellation } from '../../lifecycle/hang-up.js';
 
 export interface ChatRequest {
   accountId: string;
@@ -18,7 +19,7 @@ export interface ChatRequest {
   maxTokensParam?: string;
   /** OpenAI's other parameters (tools, response_format, stop, …), passed to the model. */
   params?: ChatParams | undefined;
-  signal: AbortSignal;
+  signal: Cancellation;
   /**
    * The ledger's: route (default `chat`), end user (default `userId`), execution, budget `warn`;
    * `cached` is told of a response-cache hit or miss; `cache: 'bypass'` skips the cache.

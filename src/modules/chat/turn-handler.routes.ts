@@ -7,7 +7,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CredentialWatch } from '../../auth/credential-watch.js';
 import { AppError } from '../../errors/app-error.js';
 import {
-  clientGoneSignal,
   guardAnswer,
   logStreamFailure,
   openGuarded,
@@ -15,6 +14,7 @@ import {
   type AnswerGuard,
 } from '../../http/streaming.js';
 import { principalOf } from '../../http/types.js';
+import { hangUpOf, signalOf, type Cancellation } from '../../lifecycle/hang-up.js';
 import { capabilityNeeds } from '../../models/capabilities.js';
 import type { RoutingService } from '../routing/routing-service.js';
 import type { ChatRequest, ChatService, ChatStreamEvent } from './chat-service.js';
@@ -45,7 +45,8 @@ interface Turn<Call extends TurnCall> {
   readonly context: TurnContext;
   /** Set for a stream: it ends when the key is revoked or expires. */
   readonly guard: AnswerGuard | null;
-  readonly signal: AbortSignal;
+  /** The stream's guard's signal, or the client's hang-up (no AbortSignal made unless needed). */
+  readonly signal: Cancellation;
   readonly request: FastifyRequest;
   readonly reply: FastifyReply;
 }
@@ -71,9 +72,9 @@ export class TurnHandler {
     const guard = read.stream
       ? guardAnswer(reply, this.dependencies.credentialWatch, context.caller)
       : null;
-    const signal = guard?.signal ?? clientGoneSignal(reply);
+    const signal: Cancellation = guard?.cancel ?? hangUpOf(reply.raw);
     const call =
-      dialect.prepare === undefined ? read : await dialect.prepare(read, context, signal);
+      dialect.prepare === undefined ? read : await dialect.prepare(read, context, signalOf(signal));
     const turn: Turn<Call> = {
       dialect,
       call,
@@ -135,11 +136,11 @@ export class TurnHandler {
   ): Promise<void> {
     const { guard, dialect } = turn;
     if (guard === null) {
-      sendAnswer(turn.reply, await answer.complete(turn.signal));
+      sendAnswer(turn.reply, await answer.complete(signalOf(turn.signal)));
       return;
     }
     const events = await openGuarded(
-      () => answer.openStream(turn.signal, failureLog(turn)),
+      () => answer.openStream(signalOf(turn.signal), failureLog(turn)),
       guard,
       (error) => answer.errorEvent(error),
     );

@@ -164,7 +164,7 @@ function followRoute(app: App, { executions, credentialWatch }: ExecutionRoutesD
       const events = await executions.follow(
         principalOf(request).accountId,
         request.params.execution_id,
-        guard.signal,
+        guard.cancel.signal,
       );
       void writeEventStream(
         reply,

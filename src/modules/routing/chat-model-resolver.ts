@@ -8,6 +8,7 @@ import type { RoutingContext } from './routing-context.js';
 import type { IntentCategory } from './taxonomy.js';
 import type { ChatCapability } from '../../config/config.js';
 import type { HistoryTurn, RoutingCaller } from './types.js';
+import { signalOf, type Cancellation } from '../../lifecycle/hang-up.js';
 
 export interface ChatModelRequest {
   readonly caller: RoutingCaller;
@@ -15,7 +16,7 @@ export interface ChatModelRequest {
   readonly messages: readonly HistoryTurn[];
   readonly maxTokens: number | undefined;
   readonly conversationId: string | null;
-  readonly signal: AbortSignal;
+  readonly signal: Cancellation;
   /** `auto` only considers chat models with these (tools, vision, json_schema…). */
   readonly capabilities?: readonly ChatCapability[] | undefined;
 }
@@ -67,7 +68,7 @@ export class ChatModelResolver {
         history: input.messages.slice(0, -1),
         preferredModels: [],
         strategy: null,
-        signal: input.signal,
+        signal: signalOf(input.signal),
         capabilities: input.capabilities,
       },
       true,
