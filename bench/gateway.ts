@@ -42,7 +42,11 @@ import { measureChatLayers } from './gateway-layers.js';
 const sequentialRounds = Number(process.env.BENCH_ROUNDS ?? 20);
 const requestsPerRound = Number(process.env.BENCH_REQUESTS_PER_ROUND ?? 100);
 const loadSeconds = Number(process.env.BENCH_DURATION ?? 5);
-const concurrencies = [1, 10, 50, 100];
+/** BENCH_CONCURRENCIES=50 (or 10,50): the throughput runs at these concurrencies only. */
+const concurrencies = (process.env.BENCH_CONCURRENCIES ?? '1,10,50,100')
+  .split(',')
+  .map(Number)
+  .filter((value) => Number.isInteger(value) && value > 0);
 const cpuRounds = Number(process.env.BENCH_CPU_ROUNDS ?? 4);
 const cpuRequestsPerRound = Number(process.env.BENCH_CPU_REQUESTS_PER_ROUND ?? 500);
 /**
@@ -467,6 +471,11 @@ export async function runGatewayBenchmark(): Promise<void> {
       pid: platformProcess.pid!,
     };
 
+    if (process.env.BENCH_GATEWAY_PART === 'throughput') {
+      // Only the load runs at each concurrency (printed, not written): for profiling under load.
+      await throughputRows(direct, bare, fastifyFloor, platform);
+      return;
+    }
     if (process.env.BENCH_GATEWAY_PART === 'cpu') {
       // Only the CPU time per request (printed, not written): for profiling and quick checks.
       process.stdout.write(
@@ -484,50 +493,7 @@ export async function runGatewayBenchmark(): Promise<void> {
     const cpu = await cpuPerRequest(bare, platform, fastifyFloor);
     process.stdout.write(`${JSON.stringify(cpu)}\n`);
 
-    const throughput = [];
-    const loadBody = (model: string) =>
-      JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }] });
-    /** A load run on a server, with that server's own CPU time per request over the run. */
-    const measuredLoad = async (
-      target: Target & { pid: number },
-      body: string,
-      connections: number,
-    ) => {
-      const before = process.platform === 'linux' ? cpuMs(target.pid) : 0;
-      const result = await load(target, body, connections);
-      const cpu = process.platform === 'linux' ? cpuMs(target.pid) - before : Number.NaN;
-      return { ...result, cpuMsPerRequest: round3(cpu / Math.max(1, result.total)) };
-    };
-    for (const connections of concurrencies) {
-      const directResult = await load(direct, loadBody('gpt-4o-mini'), connections);
-      const bareResult = await measuredLoad(bare, loadBody('gpt-4o-mini'), connections);
-      const fastifyResult = await measuredLoad(
-        fastifyFloor,
-        loadBody('bench-upstream'),
-        connections,
-      );
-      const platformResult = await measuredLoad(platform, loadBody('bench-upstream'), connections);
-      const row = {
-        concurrency: connections,
-        direct_rps: Math.round(directResult.requestsPerSecond),
-        bare_proxy_rps: Math.round(bareResult.requestsPerSecond),
-        fastify_floor_rps: Math.round(fastifyResult.requestsPerSecond),
-        platform_rps: Math.round(platformResult.requestsPerSecond),
-        bare_proxy_ratio: round3(bareResult.requestsPerSecond / directResult.requestsPerSecond),
-        fastify_floor_ratio: round3(
-          fastifyResult.requestsPerSecond / directResult.requestsPerSecond,
-        ),
-        ratio: round3(platformResult.requestsPerSecond / directResult.requestsPerSecond),
-        bare_proxy_cpu_ms: bareResult.cpuMsPerRequest,
-        fastify_floor_cpu_ms: fastifyResult.cpuMsPerRequest,
-        platform_cpu_ms: platformResult.cpuMsPerRequest,
-        platform_p50_ms: platformResult.p50,
-        platform_p99_ms: platformResult.p99,
-        platform_non_2xx: platformResult.non2xx + platformResult.errors,
-      };
-      throughput.push(row);
-      process.stdout.write(`${JSON.stringify(row)}\n`);
-    }
+    const throughput = await throughputRows(direct, bare, fastifyFloor, platform);
 
     const chatResult = await load(
       { url: `http://127.0.0.1:${platformPort}/v1/chat`, headers: auth },
@@ -553,6 +519,54 @@ export async function runGatewayBenchmark(): Promise<void> {
     for (const server of servers.reverse()) await stopProcess(server);
     rmSync(directory, { recursive: true, force: true });
   }
+}
+
+/** Each server at each concurrency in turn: requests per second and its own CPU time per request. */
+async function throughputRows(
+  direct: Target,
+  bare: Target & { pid: number },
+  fastifyFloor: Target & { pid: number },
+  platform: Target & { pid: number },
+) {
+  const throughput = [];
+  const loadBody = (model: string) =>
+    JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }] });
+  /** A load run on a server, with that server's own CPU time per request over the run. */
+  const measuredLoad = async (
+    target: Target & { pid: number },
+    body: string,
+    connections: number,
+  ) => {
+    const before = process.platform === 'linux' ? cpuMs(target.pid) : 0;
+    const result = await load(target, body, connections);
+    const cpu = process.platform === 'linux' ? cpuMs(target.pid) - before : Number.NaN;
+    return { ...result, cpuMsPerRequest: round3(cpu / Math.max(1, result.total)) };
+  };
+  for (const connections of concurrencies) {
+    const directResult = await load(direct, loadBody('gpt-4o-mini'), connections);
+    const bareResult = await measuredLoad(bare, loadBody('gpt-4o-mini'), connections);
+    const fastifyResult = await measuredLoad(fastifyFloor, loadBody('bench-upstream'), connections);
+    const platformResult = await measuredLoad(platform, loadBody('bench-upstream'), connections);
+    const row = {
+      concurrency: connections,
+      direct_rps: Math.round(directResult.requestsPerSecond),
+      bare_proxy_rps: Math.round(bareResult.requestsPerSecond),
+      fastify_floor_rps: Math.round(fastifyResult.requestsPerSecond),
+      platform_rps: Math.round(platformResult.requestsPerSecond),
+      bare_proxy_ratio: round3(bareResult.requestsPerSecond / directResult.requestsPerSecond),
+      fastify_floor_ratio: round3(fastifyResult.requestsPerSecond / directResult.requestsPerSecond),
+      ratio: round3(platformResult.requestsPerSecond / directResult.requestsPerSecond),
+      bare_proxy_cpu_ms: bareResult.cpuMsPerRequest,
+      fastify_floor_cpu_ms: fastifyResult.cpuMsPerRequest,
+      platform_cpu_ms: platformResult.cpuMsPerRequest,
+      platform_p50_ms: platformResult.p50,
+      platform_p99_ms: platformResult.p99,
+      platform_non_2xx: platformResult.non2xx + platformResult.errors,
+    };
+    throughput.push(row);
+    process.stdout.write(`${JSON.stringify(row)}\n`);
+  }
+  return throughput;
 }
 
 const targets = {
