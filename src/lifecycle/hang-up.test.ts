@@ -61,6 +61,29 @@ describe('Cancel', () => {
     plain.abort();
     expect((plain.signal.reason as DOMException).name).toBe('AbortError');
   });
+
+  it('calls a listener added twice once, and the others when one throws', async () => {
+    const cancel = new Cancel();
+    const heard: string[] = [];
+    const once = () => heard.push('once');
+    cancel.addEventListener('abort', once);
+    cancel.addEventListener('abort', once);
+    cancel.addEventListener('abort', () => {
+      throw new Error('a listener failed');
+    });
+    cancel.addEventListener('abort', () => heard.push('after'));
+    const thrown = new Promise<unknown>((resolve) => {
+      const listeners = process.listeners('uncaughtException');
+      process.removeAllListeners('uncaughtException');
+      process.once('uncaughtException', (error) => {
+        for (const listener of listeners) process.on('uncaughtException', listener);
+        resolve(error);
+      });
+    });
+    cancel.abort();
+    expect(heard).toEqual(['once', 'after']);
+    expect(((await thrown) as Error).message).toBe('a listener failed');
+  });
 });
 
 describe('hangUpOf', () => {

@@ -36,7 +36,9 @@ export class Cancel {
     void type;
     void options;
     if (this.done) return;
-    (this.listeners ??= []).push(listener);
+    const listeners = (this.listeners ??= []);
+    // Added once however often, as an EventTarget does.
+    if (!listeners.includes(listener)) listeners.push(listener);
   }
 
   removeEventListener(type: 'abort', listener: Listener): void {
@@ -54,7 +56,17 @@ export class Cancel {
     this.controller?.abort(reason);
     const listeners = this.listeners;
     this.listeners = null;
-    if (listeners !== null) for (const listener of listeners) listener();
+    if (listeners === null) return;
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        // As an EventTarget does: the other listeners still run; the error is thrown afterwards.
+        process.nextTick(() => {
+          throw error;
+        });
+      }
+    }
   }
 }
 
