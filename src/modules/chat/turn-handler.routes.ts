@@ -45,7 +45,7 @@ interface Turn<Call extends TurnCall> {
   readonly context: TurnContext;
   /** Set for a stream: it ends when the key is revoked or expires. */
   readonly guard: AnswerGuard | null;
-  /** The stream's guard's signal, or the client's hang-up (no AbortSignal made unless needed). */
+  /** The stream's guard's Cancel, or the client's hang-up (no AbortSignal made unless needed). */
   readonly signal: Cancellation;
   readonly request: FastifyRequest;
   readonly reply: FastifyReply;
