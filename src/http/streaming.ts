@@ -5,7 +5,7 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Principal } from '../modules/accounts/authenticator.js';
 import type { CredentialEnd, CredentialWatch } from '../auth/credential-watch.js';
 import { AppError } from '../errors/app-error.js';
-import { Cancel } from '../lifecycle/hang-up.js';
+import { Cancel } from '../net/hang-up.js';
 
 /**
  * Aborts when the connection closes before the response was fully written, which is how a client

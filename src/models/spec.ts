@@ -3,7 +3,7 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { AppError } from '../errors/app-error.js';
 import type { AttemptBudget } from './upstream/attempt-budget.js';
-import type { Cancellation } from '../lifecycle/hang-up.js';
+import type { Cancellation } from '../net/hang-up.js';
 
 // The message model is OpenAI's Chat Completions shape (../shared/reference), typed: content parts,
 // assistant tool calls, tool results, and the request's parameters under their OpenAI names. The
@@ -146,7 +146,7 @@ export interface GenerationRequest {
   readonly temperature?: number | undefined;
   /**
    * Aborted when the client goes away; back-ends stop the upstream call or local generation. A
-   * `Cancel` (../lifecycle/hang-up.ts) on the chat routes: `signalOf` gives an AbortSignal.
+   * `Cancel` (../net/hang-up.ts) on the chat routes: `signalOf` gives an AbortSignal.
    */
   readonly signal: Cancellation;
   /** Whose request this is (an account id): local engines queue fairly between them. */

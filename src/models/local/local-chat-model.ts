@@ -3,7 +3,7 @@
 // own chat template (tool calls and results included), and meters tokens with the model's own
 // tokenizer. Structured output and forced function calls are grammars; free function calls are
 // node-llama-cpp's function calling, returned to the client rather than executed.
-import { signalOf } from '../../lifecycle/hang-up.js';
+import { signalOf } from '../../net/hang-up.js';
 import type {
   ChatWrapper,
   GbnfJsonSchema,

@@ -6,7 +6,7 @@
 // SDK's warnings that a parameter was dropped after all turned into the same refusal. The prompt
 // is ./ai-sdk-prompt.ts, the answers ./ai-sdk-results.ts. docs/message-model.md has
 // the table per provider for readers.
-import { signalOf } from '../../lifecycle/hang-up.js';
+import { signalOf } from '../../net/hang-up.js';
 import type {
   JSONSchema7,
   LanguageModelV3CallOptions,

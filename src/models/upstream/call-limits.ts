@@ -6,7 +6,7 @@ import type { ClientRequest } from 'node:http';
 import { RequestAbortedError, UpstreamError } from '../spec.js';
 import { RetriesExhaustedError } from './retry.js';
 import type { AttemptBudget } from './attempt-budget.js';
-import type { Cancellation } from '../../lifecycle/hang-up.js';
+import type { Cancellation } from '../../net/hang-up.js';
 
 type Limit = 'total' | 'idle';
 

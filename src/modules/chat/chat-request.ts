@@ -1,7 +1,7 @@
 // A chat turn as the chat service takes it (from the turn handler, agents and pipelines), and whose
 // model call it is.
 import type { CallAttribution, ChatParams, ChatTurn, ChunkRelay } from '../../models/spec.js';
-import type { Cancellation } from '../../lifecycle/hang-up.js';
+import type { Cancellation } from '../../net/hang-up.js';
 
 export interface ChatRequest {
   accountId: string;

@@ -14,7 +14,7 @@ import {
   type AnswerGuard,
 } from '../../http/streaming.js';
 import { principalOf } from '../../http/types.js';
-import { hangUpOf, signalOf, type Cancellation } from '../../lifecycle/hang-up.js';
+import { hangUpOf, signalOf, type Cancellation } from '../../net/hang-up.js';
 import { capabilityNeeds } from '../../models/capabilities.js';
 import type { RoutingService } from '../routing/routing-service.js';
 import type { ChatRequest, ChatService, ChatStreamEvent } from './chat-service.js';

@@ -8,7 +8,7 @@ import type { RoutingContext } from './routing-context.js';
 import type { IntentCategory } from './taxonomy.js';
 import type { ChatCapability } from '../../config/config.js';
 import type { HistoryTurn, RoutingCaller } from './types.js';
-import { signalOf, type Cancellation } from '../../lifecycle/hang-up.js';
+import { signalOf, type Cancellation } from '../../net/hang-up.js';
 
 export interface ChatModelRequest {
   readonly caller: RoutingCaller;
