@@ -5,18 +5,14 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Principal } from '../modules/accounts/authenticator.js';
 import type { CredentialEnd, CredentialWatch } from '../auth/credential-watch.js';
 import { AppError } from '../errors/app-error.js';
-import { Cancel } from '../net/hang-up.js';
+import { Cancel, hangUpOf } from '../net/hang-up.js';
 
 /**
  * Aborts when the connection closes before the response was fully written, which is how a client
  * that hangs up shows itself (the request's own 'close' fires once its body has been read).
  */
 export function clientGoneSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
+  return hangUpOf(reply.raw).signal;
 }
 
 /**
