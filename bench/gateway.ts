@@ -42,8 +42,13 @@ import { measureChatLayers } from './gateway-layers.js';
 const sequentialRounds = Number(process.env.BENCH_ROUNDS ?? 20);
 const requestsPerRound = Number(process.env.BENCH_REQUESTS_PER_ROUND ?? 100);
 const loadSeconds = Number(process.env.BENCH_DURATION ?? 5);
-/** BENCH_CONCURRENCIES=50 (or 10,50): the throughput runs at these concurrencies only. */
-const concurrencies = (process.env.BENCH_CONCURRENCIES ?? '1,10,50,100')
+/** The throughput runs' concurrencies (the target is read at 50). */
+const concurrencies = [1, 10, 50, 100];
+/**
+ * BENCH_CONCURRENCIES=50 (or 10,50): the concurrencies of `BENCH_GATEWAY_PART=throughput` alone;
+ * the whole bench always runs all four, since its report reads the target at 50.
+ */
+const partConcurrencies = (process.env.BENCH_CONCURRENCIES ?? concurrencies.join(','))
   .split(',')
   .map(Number)
   .filter((value) => Number.isInteger(value) && value > 0);
@@ -473,7 +478,7 @@ export async function runGatewayBenchmark(): Promise<void> {
 
     if (process.env.BENCH_GATEWAY_PART === 'throughput') {
       // Only the load runs at each concurrency (printed, not written): for profiling under load.
-      await throughputRows(direct, bare, fastifyFloor, platform);
+      await throughputRows(direct, bare, fastifyFloor, platform, partConcurrencies);
       return;
     }
     if (process.env.BENCH_GATEWAY_PART === 'cpu') {
@@ -493,7 +498,7 @@ export async function runGatewayBenchmark(): Promise<void> {
     const cpu = await cpuPerRequest(bare, platform, fastifyFloor);
     process.stdout.write(`${JSON.stringify(cpu)}\n`);
 
-    const throughput = await throughputRows(direct, bare, fastifyFloor, platform);
+    const throughput = await throughputRows(direct, bare, fastifyFloor, platform, concurrencies);
 
     const chatResult = await load(
       { url: `http://127.0.0.1:${platformPort}/v1/chat`, headers: auth },
@@ -527,6 +532,7 @@ async function throughputRows(
   bare: Target & { pid: number },
   fastifyFloor: Target & { pid: number },
   platform: Target & { pid: number },
+  connectionCounts: readonly number[],
 ) {
   const throughput = [];
   const loadBody = (model: string) =>
@@ -542,7 +548,7 @@ async function throughputRows(
     const cpu = process.platform === 'linux' ? cpuMs(target.pid) - before : Number.NaN;
     return { ...result, cpuMsPerRequest: round3(cpu / Math.max(1, result.total)) };
   };
-  for (const connections of concurrencies) {
+  for (const connections of connectionCounts) {
     const directResult = await load(direct, loadBody('gpt-4o-mini'), connections);
     const bareResult = await measuredLoad(bare, loadBody('gpt-4o-mini'), connections);
     const fastifyResult = await measuredLoad(fastifyFloor, loadBody('bench-upstream'), connections);
