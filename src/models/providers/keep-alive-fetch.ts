@@ -5,7 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
-import { InternedHttpAgent, InternedHttpsAgent } from '../../net/interned-agent.js';
+import { PooledHttpAgent, PooledHttpsAgent } from '../../net/pool-agents.js';
 import { errorTypeOf, upstreamAttempt } from '../../telemetry/gen-ai-calls.js';
 
 /**
@@ -20,8 +20,8 @@ export const idleConnectionMs = 4_000;
 
 /** The connection pools every upstream call shares (the AI SDK's and the lean path's). */
 export const keepAliveAgents = {
-  'http:': new InternedHttpAgent({ keepAlive: true, timeout: idleConnectionMs }),
-  'https:': new InternedHttpsAgent({ keepAlive: true, timeout: idleConnectionMs }),
+  'http:': new PooledHttpAgent({ keepAlive: true, timeout: idleConnectionMs }),
+  'https:': new PooledHttpsAgent({ keepAlive: true, timeout: idleConnectionMs }),
 };
 const agents = keepAliveAgents;
 

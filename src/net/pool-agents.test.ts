@@ -6,7 +6,7 @@ import { createServer, request, type Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { InternedHttpAgent, internedName, maxInternedNames } from './interned-agent.js';
+import { PooledHttpAgent, announcedIdleMs, internedName, maxInternedNames } from './pool-agents.js';
 
 const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -30,13 +30,32 @@ describe('internedName', () => {
   });
 });
 
-/** `count` sequential POSTs through `agent` to a local server; how many connections it saw. */
-async function connectionsFor(agent: Agent, count: number): Promise<number> {
+describe('announcedIdleMs', () => {
+  it('reads timeout=N of a Keep-Alive header, whatever its case', () => {
+    expect(announcedIdleMs(['Content-Type', 'text/plain', 'Keep-Alive', 'timeout=5, max=9'])).toBe(
+      5_000,
+    );
+    expect(announcedIdleMs(['keep-alive', 'timeout=12'])).toBe(12_000);
+  });
+
+  it('is undefined without one, or without its timeout', () => {
+    expect(announcedIdleMs(['Connection', 'keep-alive'])).toBeUndefined();
+    expect(announcedIdleMs(['Keep-Alive', 'max=5'])).toBeUndefined();
+    expect(announcedIdleMs([])).toBeUndefined();
+  });
+});
+
+/**
+ * `count` sequential POSTs through `agent` to a local server (announcing `Keep-Alive:
+ * timeout=N` for its `keepAliveMs`); how many connections it saw.
+ */
+async function connectionsFor(agent: Agent, count: number, keepAliveMs = 5_000): Promise<number> {
   let connections = 0;
   const server = createServer((incoming, outgoing) => {
     incoming.resume();
     incoming.on('end', () => outgoing.end('{}'));
   });
+  server.keepAliveTimeout = keepAliveMs;
   server.on('connection', () => (connections += 1));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -61,10 +80,16 @@ async function connectionsFor(agent: Agent, count: number): Promise<number> {
   return connections;
 }
 
-describe('InternedHttpAgent', () => {
+describe('PooledHttpAgent', () => {
   it('pools connections as Node’s Agent does', async () => {
-    const agent = new InternedHttpAgent({ keepAlive: true, timeout: 4_000 });
+    const agent = new PooledHttpAgent({ keepAlive: true, timeout: 4_000 });
     expect(await connectionsFor(agent, 5)).toBe(1);
+  });
+
+  it('keeps no connection a server announces it keeps a second or less', async () => {
+    // `Keep-Alive: timeout=1`: closing a second before the server would leaves nothing.
+    const agent = new PooledHttpAgent({ keepAlive: true, timeout: 4_000 });
+    expect(await connectionsFor(agent, 3, 1_000)).toBe(3);
   });
 
   it('lets V8 optimise Node’s addRequest', async () => {
@@ -73,7 +98,7 @@ describe('InternedHttpAgent', () => {
     // 20's own Agent it never is: its key misses V8's cache on every request.
     const script = `
       import http from 'node:http';
-      import { InternedHttpAgent } from './src/net/interned-agent.ts';
+      import { PooledHttpAgent } from './src/net/pool-agents.ts';
       const status = new Function('f', 'return %GetOptimizationStatus(f)');
       const turbofanned = 1 << 6;
       const server = http.createServer((incoming, outgoing) => {
@@ -82,7 +107,7 @@ describe('InternedHttpAgent', () => {
       });
       await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
       const port = server.address().port;
-      const agent = new InternedHttpAgent({ keepAlive: true, timeout: 4000 });
+      const agent = new PooledHttpAgent({ keepAlive: true, timeout: 4000 });
       const one = () => new Promise((resolve, reject) => {
         const outgoing = http.request({ method: 'POST', hostname: '127.0.0.1', port, path: '/', agent }, (answer) => {
           answer.resume();
