@@ -2,13 +2,13 @@
 // steps made cheaper, as measured in bench/results/gateway-profile.md ("The connection pool").
 //
 // Their pool's key is interned: the same string object for the same origin every time. Node 20's
-// Agent builds the key ("host:port:…", `getName`) afresh on
-// every request and stores it into its `sockets` and `freeSockets` tables, deleting it whenever a
-// list empties, as one request at a time on a connection does. A key that is a new string each
-// time misses V8's cache for that keyed store on every request (the store goes through V8's
-// runtime), and each miss resets the count that would have the function optimised: `addRequest`
-// and the agent's 'free' handler then run unoptimised for the life of the process. With the key
-// interned, the store hits its cache and both are optimised.
+// Agent builds the key ("host:port:…", `getName`) afresh on every request and stores it into its
+// `sockets` and `freeSockets` tables, deleting it whenever a list empties, as one request at a
+// time on a connection does. A key that is a new string each time misses V8's cache for that
+// keyed store on every request (the store goes through V8's runtime), and each miss resets the
+// count that would have the function optimised: `addRequest` and the agent's 'free' handler then
+// run unoptimised for the life of the process. With the key interned, the store hits its cache
+// and both are optimised.
 //
 // A connection kept for the next request reads the answer's `Keep-Alive` header from its raw
 // header list. Node's own `keepSocketAlive` reads it from the answer's `headers`, whose first
