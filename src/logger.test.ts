@@ -48,6 +48,17 @@ describe('createLogger', () => {
     expect(JSON.stringify(lines())).not.toMatch(/sk-[a-f]/);
   });
 
+  it('redacts a key an error carries, keeping its type, message and stack', () => {
+    const { logger, lines } = capturedLogger();
+    const error = Object.assign(new TypeError('boom'), { key: 'sk-g', code: 'E_X' });
+    logger.error({ err: error }, 'failed');
+    const [line] = lines();
+    expect(line?.err).toMatchObject({ type: 'TypeError', message: 'boom', code: 'E_X' });
+    expect((line?.err as { stack?: string }).stack).toContain('boom');
+    expect((line?.err as { key?: string }).key).toBe(redactedText);
+    expect(error.key).toBe('sk-g');
+  });
+
   it('writes a line with no credential as it was given', () => {
     const { logger, lines } = capturedLogger();
     logger.info(
