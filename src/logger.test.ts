@@ -52,10 +52,10 @@ describe('createLogger', () => {
     const { logger, lines } = capturedLogger();
     const error = Object.assign(new TypeError('boom'), { key: 'sk-g', code: 'E_X' });
     logger.error({ err: error }, 'failed');
-    const [line] = lines();
-    expect(line?.err).toMatchObject({ type: 'TypeError', message: 'boom', code: 'E_X' });
-    expect((line?.err as { stack?: string }).stack).toContain('boom');
-    expect((line?.err as { key?: string }).key).toBe(redactedText);
+    const logged = lines()[0]?.err as { stack?: string; key?: string } | undefined;
+    expect(logged).toMatchObject({ type: 'TypeError', message: 'boom', code: 'E_X' });
+    expect(logged?.stack).toContain('boom');
+    expect(logged?.key).toBe(redactedText);
     expect(error.key).toBe('sk-g');
   });
 
