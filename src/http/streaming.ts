@@ -5,7 +5,7 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Principal } from '../modules/accounts/authenticator.js';
 import type { CredentialEnd, CredentialWatch } from '../auth/credential-watch.js';
 import { AppError } from '../errors/app-error.js';
-import { Cancel, hangUpOf } from '../net/hang-up.js';
+import { hangUpOf, type Cancel } from '../net/hang-up.js';
 
 /**
  * Aborts when the connection closes before the response was fully written, which is how a client
@@ -119,7 +119,7 @@ export function guardAnswer(
   watch: CredentialWatch,
   principal: Principal,
 ): AnswerGuard {
-  const cancel = new Cancel();
+  const cancel = hangUpOf(reply.raw);
   let ended: AppError | null = null;
   const unwatch = watch.add({
     keyId: principal.keyId,
@@ -131,10 +131,7 @@ export function guardAnswer(
       cancel.abort(ended);
     },
   });
-  reply.raw.once('close', () => {
-    unwatch();
-    if (!reply.raw.writableFinished) cancel.abort();
-  });
+  reply.raw.once('close', unwatch);
   return {
     cancel,
     get ended() {
