@@ -74,28 +74,25 @@ function keepForNextRequest(agent: AgentState, socket: PooledSocket): boolean {
   return true;
 }
 
+/** Node's http or https Agent class. */
+type AgentClass = new (options?: http.AgentOptions) => http.Agent;
+
+/** `Base` with its pool key interned and its kept connections' hint read from raw headers. */
+function pooled(Base: AgentClass) {
+  return class extends Base {
+    readonly #names = new Map<string, string>();
+
+    override getName(options?: http.ClientRequestArgs): string {
+      return internedName(super.getName(options), this.#names);
+    }
+
+    override keepSocketAlive(socket: Duplex): boolean {
+      return keepForNextRequest(this as unknown as AgentState, socket as PooledSocket);
+    }
+  };
+}
+
 /** A keep-alive `http.Agent` of the upstream pool. */
-export class PooledHttpAgent extends http.Agent {
-  private readonly names = new Map<string, string>();
-
-  override getName(options?: http.ClientRequestArgs): string {
-    return internedName(super.getName(options), this.names);
-  }
-
-  override keepSocketAlive(socket: Duplex): boolean {
-    return keepForNextRequest(this as unknown as AgentState, socket as PooledSocket);
-  }
-}
-
+export const PooledHttpAgent = pooled(http.Agent);
 /** A keep-alive `https.Agent` of the upstream pool (its key holds the TLS options). */
-export class PooledHttpsAgent extends https.Agent {
-  private readonly names = new Map<string, string>();
-
-  override getName(options?: https.RequestOptions): string {
-    return internedName(super.getName(options), this.names);
-  }
-
-  override keepSocketAlive(socket: Duplex): boolean {
-    return keepForNextRequest(this as unknown as AgentState, socket as PooledSocket);
-  }
-}
+export const PooledHttpsAgent = pooled(https.Agent);
